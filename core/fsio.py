@@ -1,0 +1,230 @@
+"""The only place the core touches the disk: the project lock and crash-safe commits.
+
+Protocol (every writer, daemon or direct, follows it):
+
+1. ``project_lock``: exclusive ``flock`` on ``.maestro/memory/.lock``, opened with
+   ``O_NOFOLLOW`` so a planted symlink cannot redirect it. Held for the whole
+   read-apply-write cycle; the kernel releases it if the holder dies.
+2. ``recover``: under the lock, finish a commit a dead writer left half done (its intent file
+   lists fully written, fsynced temp files: rename them into place) and delete stray temp files,
+   logging each.
+3. ``commit``: every changed file is written to a temp file in the same directory and fsynced.
+   One file: ``os.replace`` then fsync the directory. Several files: an intent file naming the
+   temps is made durable first, then each temp is renamed, the directory fsynced, the intent
+   removed. So after a crash the set of files is either all old or, after recovery, all new.
+
+A failure before anything was renamed removes every temp file and raises
+``MemoryWriteError``: the previous files are intact. Readers take no lock: ``os.replace`` is
+atomic, so a reader sees the old file or the new one, never a torn one.
+
+The I/O steps go through ``IO`` so the fault-injection tests can fail the Nth call of any step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import logging
+import os
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import MemoryWriteError
+
+log = logging.getLogger("maestro_memory.core")
+
+LOCK_FILE = ".lock"
+INTENT_FILE = ".commit"
+TEMP_MARK = ".tmp-"
+
+
+@dataclass
+class _IO:
+    """Indirection over the syscalls of a commit (replaced only by fault-injection tests)."""
+
+    def open_temp(self, path: str, mode: int) -> int:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                       mode)
+
+    def write(self, fd: int, data: bytes) -> int:
+        return os.write(fd, data)
+
+    def fsync(self, fd: int) -> None:
+        os.fsync(fd)
+
+    def replace(self, src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    def fsync_dir(self, path: str) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+IO = _IO()
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith(".") and TEMP_MARK in name
+
+
+@contextlib.contextmanager
+def project_lock(memory_dir: Path) -> Iterator[None]:
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    path = memory_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise MemoryWriteError(errno.ELOOP, f"refusing to lock {path}: it is a symlink") \
+                from exc
+        raise MemoryWriteError(exc.errno, f"cannot open lock file {path}: {exc.strerror}") \
+            from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def read_files(memory_dir: Path, names: tuple[str, ...]) -> dict[str, str | None]:
+    """Read each file as text (``None`` when missing). Undecodable bytes are replaced, never
+    fatal: the parser keeps what it cannot read as raw lines."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            data = (memory_dir / name).read_bytes()
+        except FileNotFoundError:
+            out[name] = None
+            continue
+        out[name] = data.decode("utf-8", errors="surrogateescape")
+    return out
+
+
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def _temp_path(memory_dir: Path, name: str) -> str:
+    return str(memory_dir / f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def _write_temp(memory_dir: Path, name: str, data: bytes, temps: list[str]) -> str:
+    target = memory_dir / name
+    try:
+        mode = target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    tmp = _temp_path(memory_dir, name)
+    fd = IO.open_temp(tmp, mode)
+    temps.append(tmp)
+    try:
+        view = memoryview(data)
+        while view:
+            written = IO.write(fd, view.tobytes())
+            if written <= 0:
+                raise OSError(errno.EIO, "short write")
+            view = view[written:]
+        IO.fsync(fd)
+    finally:
+        os.close(fd)
+    return tmp
+
+
+def _cleanup(paths: list[str]) -> None:
+    for p in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(p)
+
+
+def commit(memory_dir: Path, files: Mapping[str, bytes]) -> None:
+    """Durably replace ``files`` (name -> content) in ``memory_dir``. Caller holds the lock."""
+    if not files:
+        return
+    temps: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    intent_path = str(memory_dir / INTENT_FILE)
+    renamed = 0
+    intent = False
+    try:
+        for name, data in files.items():
+            pairs.append((_write_temp(memory_dir, name, data, temps), str(memory_dir / name)))
+        if len(pairs) > 1:
+            intent_tmp = _write_temp(
+                memory_dir, INTENT_FILE, json.dumps({"renames": pairs}).encode(), temps
+            )
+            IO.replace(intent_tmp, intent_path)
+            temps.remove(intent_tmp)
+            intent = True
+            IO.fsync_dir(str(memory_dir))
+        for src, dst in pairs:
+            IO.replace(src, dst)
+            renamed += 1
+        IO.fsync_dir(str(memory_dir))
+    except OSError as exc:
+        if renamed == 0:
+            _cleanup(temps + ([intent_path] if intent else []))
+            raise MemoryWriteError(
+                exc.errno or errno.EIO,
+                f"writing {', '.join(files)} in {memory_dir} failed ({exc.strerror or exc}); "
+                "the previous files are intact",
+            ) from exc
+        if renamed < len(pairs):
+            # Part of a multi-file commit is in place: roll forward, now or at the next lock.
+            try:
+                recover(memory_dir)
+            except OSError:
+                log.error("commit in %s interrupted; the next writer will complete it", memory_dir)
+        raise MemoryWriteError(
+            exc.errno or errno.EIO,
+            f"writing {', '.join(files)} in {memory_dir}: the new content is in place but could "
+            f"not be confirmed durable ({exc.strerror or exc})",
+        ) from exc
+    if intent:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(intent_path)
+
+
+def recover(memory_dir: Path) -> list[str]:
+    """Complete an interrupted multi-file commit and remove stray temp files (under the lock).
+
+    Returns a description of what was done, one line per action (also logged)."""
+    actions: list[str] = []
+    intent_path = memory_dir / INTENT_FILE
+    try:
+        data = json.loads(intent_path.read_text())
+        pairs = [(str(a), str(b)) for a, b in data["renames"]]
+    except FileNotFoundError:
+        pairs = []
+    except (ValueError, KeyError, TypeError):
+        actions.append(f"removed unreadable commit intent {intent_path}")
+        log.warning(actions[-1])
+        intent_path.unlink()
+        pairs = []
+    else:
+        for src, dst in pairs:
+            if Path(src).parent != memory_dir or Path(dst).parent != memory_dir:
+                continue  # never rename outside the memory directory
+            if os.path.exists(src):
+                IO.replace(src, dst)
+                actions.append(f"completed interrupted write of {Path(dst).name}")
+                log.warning("%s in %s", actions[-1], memory_dir)
+        IO.fsync_dir(str(memory_dir))
+        intent_path.unlink()
+    try:
+        names = os.listdir(memory_dir)
+    except FileNotFoundError:
+        return actions
+    for name in names:
+        if is_temp_name(name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(memory_dir / name)
+            actions.append(f"deleted stale temp file {name} left by an interrupted writer")
+            log.warning("%s in %s", actions[-1], memory_dir)
+    return actions

@@ -1,0 +1,191 @@
+"""Value types of the memory core: entries, results and the fixed vocabularies.
+
+Every result is a dataclass with ``to_dict()`` returning JSON-safe values, so the daemon, the
+client and the CLI can ship results without knowing their shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Sector = Literal["semantic", "episodic"]
+SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
+EntryState = Literal["active", "flagged", "contradicted"]
+
+# Category key -> the spec's ``##`` heading in semantic.md, in file order.
+CATEGORY_HEADINGS: dict[str, str] = {
+    "user_preference": "User Preferences",
+    "architecture_decision": "Architecture Decisions",
+    "quality_rule": "Quality Rules",
+    "project_context": "Project Context",
+}
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_HEADINGS)
+HEADING_CATEGORIES: dict[str, str] = {v.lower(): k for k, v in CATEGORY_HEADINGS.items()}
+
+# The spec's numbers, in one place.
+DEFAULT_SEMANTIC_CONFIDENCE = 0.5
+DEFAULT_EPISODIC_CONFIDENCE = 0.7
+HAND_ENTRY_CONFIDENCE = 1.0  # a line a person typed into semantic.md is an explicit statement
+SEMANTIC_DECAY = 0.05
+DECAY_FLOOR = 0.01  # decay never reaches 0.0: zero means "explicitly contradicted"
+EPISODIC_FACTOR = 0.8
+FLAG_THRESHOLD = 0.2
+PRUNE_SALIENCE = 0.1
+MAX_SALIENCE = 2.0
+EPISODIC_CAP = 20
+ARCHIVE_ORIGINAL = 0.5  # removal of an entry that was ever above this archives it instead
+REINFORCED_BY_REVIEW = 0.5
+
+
+class MemoryError_(ValueError):
+    """Base of the core's own errors (a ValueError: bad input changes nothing)."""
+
+
+class NotFoundError(MemoryError_):
+    """An entry id that names no entry."""
+
+
+class RejectedError(MemoryError_):
+    """A well-formed request the memory refuses (e.g. a decision for an entry not flagged)."""
+
+
+class MemoryWriteError(OSError):
+    """Writing the memory files failed; the previous files are intact."""
+
+
+def validate_confidence(value: object, *, name: str = "confidence") -> float:
+    """Return ``value`` as a float in [0.0, 1.0] or raise a ValueError naming the problem."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MemoryError_(f"{name} must be a number between 0.0 and 1.0, got {value!r}")
+    number = float(value)
+    if number != number or not 0.0 <= number <= 1.0:  # NaN fails the first test
+        raise MemoryError_(f"{name} must be between 0.0 and 1.0, got {value!r}")
+    return number
+
+
+def validate_text(value: object, *, name: str) -> str:
+    """Return ``value`` stripped, or raise if it is not a non-empty string."""
+    if not isinstance(value, str):
+        raise MemoryError_(f"{name} must be a string, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise MemoryError_(f"{name} must not be empty")
+    if "\x00" in text:
+        raise MemoryError_(f"{name} must not contain NUL characters")
+    return text
+
+
+def validate_category(value: object) -> str:
+    if not isinstance(value, str) or value not in CATEGORY_HEADINGS:
+        raise MemoryError_(
+            f"unknown category {value!r}; expected one of: {', '.join(CATEGORIES)}"
+        )
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+class _ToDict:
+    def to_dict(self) -> dict[str, Any]:
+        result = _jsonable(self)
+        assert isinstance(result, dict)
+        return result
+
+
+@dataclass
+class Entry(_ToDict):
+    """One memory, semantic or episodic, as the API shows it."""
+
+    id: str
+    sector: Sector
+    text: str
+    confidence: float
+    date: str
+    state: EntryState
+    original_confidence: float
+    category: str | None = None
+    salience: float | None = None
+    session_id: str | None = None
+    unreinforced_sessions: int = 0
+
+
+@dataclass
+class SaveResult(_ToDict):
+    action: SaveAction
+    entry: Entry | None
+    replaced: Entry | None = None
+    reason: str = ""
+
+
+@dataclass
+class Signal(_ToDict):
+    fact: str
+    category: str
+    confidence: float
+    action: SaveAction
+    entry_id: str | None = None
+
+
+@dataclass
+class InitReport(_ToDict):
+    session_id: str
+    created: list[str]
+    applied: bool  # False when this session's decay had already been applied
+    semantic_decayed: int = 0
+    episodic_decayed: int = 0
+    pruned: list[Entry] = field(default_factory=list)
+    flagged: list[Entry] = field(default_factory=list)
+
+
+@dataclass
+class SweepReport(_ToDict):
+    decayed: int
+    pruned: list[Entry]
+    flagged: list[Entry]
+
+
+@dataclass
+class Proposal(_ToDict):
+    entry: Entry
+    action: Literal["remove", "archive", "reinforce"]
+    reason: str
+
+
+@dataclass
+class MaintenanceReport(_ToDict):
+    dry_run: bool
+    proposals: list[Proposal]
+    applied: list[Proposal]
+    log_lines: list[str]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {"remove": 0, "archive": 0, "reinforce": 0}
+        for p in self.applied:
+            counts[p.action] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data["counts"] = self.counts
+        return data
+
+
+@dataclass
+class ContextResult(_ToDict):
+    """What ``build_context`` produced: the block, its token estimate, the ids it holds."""
+
+    context: str
+    tokens: int
+    included: list[str]
+    relevant: list[str]  # ids selected for relevance to task/query: the ones that reinforce

@@ -1,0 +1,256 @@
+"""The memory ops of protocol v1: one small handler each, shared by the daemon and direct mode.
+
+A handler validates its arguments, then calls a ``Memory`` method through a ``Backend``:
+
+* the daemon's backend reads from its per-project cache and sends mutations to its single
+  writer thread (group commit, reply after fsync);
+* the direct backend (``DirectBackend``, used by the client when no daemon runs) runs each
+  mutation as one ``MemoryStore`` transaction.
+
+Both therefore give the same results for the same request, by construction. Daemon-only ops
+(``status``, ``register`` …) are registered by the daemon in the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from ..core.memory import Memory, MemoryView
+from ..core.model import MemoryError_, NotFoundError, RejectedError
+from ..core.store import MemoryStore
+from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
+
+T = TypeVar("T")
+Args = dict[str, Any]
+
+
+class Backend(Protocol):
+    def read(self, project: Path) -> MemoryView:
+        """The current state of ``project``, as an immutable view."""
+        ...
+
+    def write(self, project: Path, op: str, fn: Callable[[Memory], T]) -> T:
+        """Apply ``fn`` under the project lock; return once it is durable."""
+        ...
+
+    def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
+        """Reference reinforcement after a context build (may be applied asynchronously)."""
+        ...
+
+
+Handler = Callable[[Backend, Path, Args], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    handler: Handler
+    args: frozenset[str]
+
+
+MEMORY_OPS: dict[str, OpSpec] = {}
+
+
+def memory_op(name: str, *args: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        MEMORY_OPS[name] = OpSpec(name, fn, frozenset(args))
+        return fn
+
+    return register
+
+
+# -- argument checks -------------------------------------------------------------------------
+def check_args(spec_args: frozenset[str], args: Args) -> None:
+    unknown = sorted(set(args) - spec_args)
+    if unknown:
+        allowed = ", ".join(sorted(spec_args)) or "none"
+        raise OpError(BAD_REQUEST, f"unknown argument(s) {', '.join(map(repr, unknown))}; "
+                      f"allowed: {allowed}")
+
+
+def opt_str(args: Args, key: str) -> str | None:
+    value = args.get(key)
+    if value is not None and not isinstance(value, str):
+        raise OpError(BAD_REQUEST, f"'{key}' must be a string, got {type(value).__name__}")
+    return value
+
+
+def req_str(args: Args, key: str) -> str:
+    if key not in args or args[key] is None:
+        raise OpError(BAD_REQUEST, f"'{key}' is required")
+    value = opt_str(args, key)
+    assert value is not None
+    return value
+
+
+def opt_number(args: Args, key: str) -> float | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise OpError(BAD_REQUEST, f"'{key}' must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def opt_int(args: Args, key: str, default: int) -> int:
+    if key not in args or args[key] is None:
+        return default
+    value = args[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OpError(BAD_REQUEST, f"'{key}' must be an integer, got {type(value).__name__}")
+    return value
+
+
+def opt_bool(args: Args, key: str, default: bool = False) -> bool:
+    value = args.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise OpError(BAD_REQUEST, f"'{key}' must be true or false, got {type(value).__name__}")
+    return value
+
+
+def core_errors(fn: Callable[[], T]) -> T:
+    """Map the core's own errors to protocol codes."""
+    try:
+        return fn()
+    except NotFoundError as exc:
+        raise OpError(NOT_FOUND, str(exc)) from exc
+    except RejectedError as exc:
+        raise OpError(REJECTED, str(exc)) from exc
+    except MemoryError_ as exc:
+        raise OpError(BAD_REQUEST, str(exc)) from exc
+
+
+def resolve_project(path: str) -> Path:
+    """The canonical project path: absolute, symlinks resolved."""
+    if "\x00" in path:
+        raise OpError(BAD_REQUEST, "project path must not contain NUL characters")
+    return Path(os.path.realpath(os.path.expanduser(path)))
+
+
+# -- handlers ----------------------------------------------------------------------------------
+@memory_op("initialize", "session_id")
+def op_initialize(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    session_id = opt_str(args, "session_id")
+    return core_errors(
+        lambda: backend.write(project, "initialize", lambda m: m.initialize(session_id))
+    ).to_dict()
+
+
+@memory_op("build_context", "task", "query", "max_tokens", "session_id")
+def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    task = opt_str(args, "task")
+    query = opt_str(args, "query")
+    max_tokens = opt_int(args, "max_tokens", 500)
+    session_id = opt_str(args, "session_id")
+    memory = backend.read(project)
+    result = core_errors(lambda: memory.build_context(task, query, max_tokens, session_id))
+    if session_id is not None and result.relevant:
+        backend.reinforce_later(project, list(result.relevant), session_id)
+    return {"context": result.context, "tokens": result.tokens, "included": result.included,
+            "relevant": result.relevant}
+
+
+@memory_op("save_semantic", "fact", "category", "confidence")
+def op_save_semantic(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    fact = req_str(args, "fact")
+    category = req_str(args, "category")
+    confidence = opt_number(args, "confidence")
+    return core_errors(lambda: backend.write(
+        project, "save_semantic", lambda m: m.save_semantic(fact, category, confidence)
+    )).to_dict()
+
+
+@memory_op("save_episodic", "context", "session_id", "confidence")
+def op_save_episodic(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    text = req_str(args, "context")
+    session_id = req_str(args, "session_id")
+    confidence = opt_number(args, "confidence")
+    entry = core_errors(lambda: backend.write(
+        project, "save_episodic", lambda m: m.save_episodic(text, session_id, confidence)
+    ))
+    return {"entry": entry.to_dict()}
+
+
+@memory_op("detect_signals", "user_message", "assistant_response")
+def op_detect_signals(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    user = req_str(args, "user_message")
+    assistant = opt_str(args, "assistant_response") or ""
+    signals = core_errors(lambda: backend.write(
+        project, "detect_signals", lambda m: m.detect_semantic_signals(user, assistant)
+    ))
+    return {"signals": [s.to_dict() for s in signals]}
+
+
+@memory_op("reinforce", "entry_id", "confirmed")
+def op_reinforce(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    entry_id = req_str(args, "entry_id")
+    confirmed = opt_bool(args, "confirmed")
+    entry = core_errors(lambda: backend.write(
+        project, "reinforce", lambda m: m.reinforce(entry_id, confirmed)
+    ))
+    return {"entry": entry.to_dict()}
+
+
+@memory_op("maintenance", "dry_run", "decisions")
+def op_maintenance(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    dry_run = opt_bool(args, "dry_run")
+    decisions = args.get("decisions")
+    if decisions is not None and (
+        not isinstance(decisions, dict)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in decisions.items())
+    ):
+        raise OpError(BAD_REQUEST, "'decisions' must map entry ids to "
+                      "'remove' | 'archive' | 'reinforce'")
+    # A dry run changes nothing, so its transaction writes nothing; it still runs in the
+    # writer so that it sees every write queued before it.
+    report = core_errors(lambda: backend.write(
+        project, "maintenance", lambda m: m.memory_maintenance(decisions, dry_run=dry_run)
+    ))
+    return report.to_dict()
+
+
+@memory_op("entries", "sector")
+def op_entries(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    sector = opt_str(args, "sector")
+    if sector not in (None, "semantic", "episodic", "archive"):
+        raise OpError(BAD_REQUEST, "'sector' must be 'semantic', 'episodic' or 'archive'")
+    memory = backend.read(project)
+    entries = []
+    if sector in (None, "semantic"):
+        entries += memory.semantic_entries()
+    if sector in (None, "episodic"):
+        entries += memory.episodic_entries()
+    if sector == "archive":
+        entries += memory.archived_entries()
+    return {"entries": [e.to_dict() for e in entries], "problems": memory.problems()}
+
+
+def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> dict[str, Any]:
+    spec = MEMORY_OPS[op]
+    check_args(spec.args, args)
+    return spec.handler(backend, project, args)
+
+
+# -- direct mode -------------------------------------------------------------------------------
+class DirectBackend:
+    """No daemon: every read is a fresh lock-free parse, every write its own transaction."""
+
+    def __init__(self, store_factory: Callable[[Path], MemoryStore] = MemoryStore) -> None:
+        self._store_factory = store_factory
+
+    def read(self, project: Path) -> MemoryView:
+        return self._store_factory(project).read().view()
+
+    def write(self, project: Path, op: str, fn: Callable[[Memory], T]) -> T:
+        return self._store_factory(project).mutate(fn)
+
+    def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
+        self._store_factory(project).mutate(
+            lambda m: m.reinforce_referenced(entry_ids, session_id)
+        )

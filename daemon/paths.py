@@ -1,0 +1,99 @@
+"""Where the daemon keeps its socket, lock, state, config and logs (platformdirs).
+
+``MAESTRO_HOME=<dir>`` roots everything under one directory (``run/``, ``state/``, ``config/``,
+``log/``): tests and side-by-side instances use it. The client resolves the same paths, so both
+sides agree on the socket without talking first.
+
+Unix socket paths are limited (``sun_path``: 108 bytes on Linux, 104 on macOS, including the
+terminating NUL). When ``<runtime>/maestrod.sock`` is longer than that, the socket lives in a
+short fallback directory, ``/tmp/maestro-<uid>/<hash>/``, where ``<hash>`` is derived from the
+runtime directory: deterministic, so the client finds it too. The lock stays in the runtime dir.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+APP = "maestro-memory"
+SOCKET_NAME = "maestrod.sock"
+LOCK_NAME = "maestrod.lock"
+PID_NAME = "maestrod.pid"
+SUN_PATH_MAX = 104 if sys.platform == "darwin" else 108
+
+
+@dataclass(frozen=True)
+class Paths:
+    runtime_dir: Path
+    state_dir: Path
+    config_dir: Path
+    log_dir: Path
+
+    @property
+    def lock_path(self) -> Path:
+        return self.runtime_dir / LOCK_NAME
+
+    @property
+    def pid_path(self) -> Path:
+        return self.runtime_dir / PID_NAME
+
+    @property
+    def socket_path(self) -> Path:
+        preferred = self.runtime_dir / SOCKET_NAME
+        if len(os.fsencode(preferred)) < SUN_PATH_MAX:
+            return preferred
+        return self.socket_fallback_dir / SOCKET_NAME
+
+    @property
+    def socket_fallback_dir(self) -> Path:
+        digest = hashlib.sha1(os.fsencode(self.runtime_dir)).hexdigest()[:12]
+        return Path("/tmp") / f"maestro-{os.getuid()}" / digest
+
+    @property
+    def endpoint(self) -> str:
+        return f"ipc://{self.socket_path}"
+
+    @property
+    def registry_path(self) -> Path:
+        return self.state_dir / "projects.json"
+
+    @property
+    def journal_dir(self) -> Path:
+        return self.state_dir / "journal"
+
+    @property
+    def jobs_path(self) -> Path:
+        return self.state_dir / "maintenance.json"
+
+    @property
+    def config_path(self) -> Path:
+        return self.config_dir / "config.toml"
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / "maestrod.log"
+
+    def all_dirs(self) -> tuple[Path, ...]:
+        return (self.runtime_dir, self.state_dir, self.config_dir, self.log_dir)
+
+
+def resolve(env: Mapping[str, str] | None = None) -> Paths:
+    """The paths for this user (or for ``MAESTRO_HOME`` when set)."""
+    environ = os.environ if env is None else env
+    home = environ.get("MAESTRO_HOME")
+    if home:
+        root = Path(home).expanduser().absolute()
+        return Paths(root / "run", root / "state", root / "config", root / "log")
+    import platformdirs  # deferred: the CLI resolves paths on every start
+
+    runtime = Path(platformdirs.user_runtime_dir(APP, appauthor=False))
+    return Paths(
+        runtime_dir=runtime,
+        state_dir=Path(platformdirs.user_state_dir(APP, appauthor=False)),
+        config_dir=Path(platformdirs.user_config_dir(APP, appauthor=False)),
+        log_dir=Path(platformdirs.user_log_dir(APP, appauthor=False)),
+    )

@@ -1,0 +1,1 @@
+"""Service templates for launchd (shipped as package data)."""

@@ -1,0 +1,1 @@
+"""Service templates for systemd (shipped as package data)."""
