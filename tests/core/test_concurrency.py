@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maestro_memory.core import MemoryStore
-from maestro_memory.core import fsio
+from maestro_memory.core import MemoryStore, fsio
 from maestro_memory.core.model import MemoryWriteError
 
 CTX = mp.get_context("spawn")  # fresh interpreters: no state shared by fork

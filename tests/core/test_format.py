@@ -143,7 +143,8 @@ def test_writer_uses_the_spec_formats(tmp_path: Path) -> None:
 
 
 def test_maintenance_log_stays_at_the_bottom_when_a_section_is_added(tmp_path: Path) -> None:
-    write(tmp_path, "semantic.md", "# Semantic Memory\n\n## Maintenance Log\n- [2026-01-01] Removed: \"x\" (y)\n")
+    write(tmp_path, "semantic.md",
+          '# Semantic Memory\n\n## Maintenance Log\n- [2026-01-01] Removed: "x" (y)\n')
     MemoryStore(tmp_path).save_semantic("Deploys go through staging first", "project_context", 0.9)
     text = (tmp_path / ".maestro/memory/semantic.md").read_text()
     assert text.index("## Project Context") < text.index("## Maintenance Log")
