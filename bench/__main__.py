@@ -64,7 +64,7 @@ def render_table(results: list[dict[str, object]]) -> str:
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     notes = [f"{r['id']}: {r['note']}" for r in results if r.get("note")]
-    return "\n".join(lines + ([""] + notes if notes else []))
+    return "\n".join(lines + (["", *notes] if notes else []))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The benchmark cases P1–P7 and the harness they share (a private daemon, generated projects)."""
+"""The benchmark cases P1-P7 and the harness they share (a private daemon, generated projects)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ class Bench:
                     return
             except Exception:
                 if self.proc.poll() is not None:
-                    raise RuntimeError("maestrod exited; see " + str(self.tmp / "maestrod.out"))
+                    raise RuntimeError("maestrod exited; see " + str(self.tmp / "maestrod.out")) from None
                 time.sleep(0.05)
         raise RuntimeError("maestrod did not answer hello within 30 s")
 
