@@ -101,7 +101,8 @@ class Bench:
                     return
             except Exception:
                 if self.proc.poll() is not None:
-                    raise RuntimeError("maestrod exited; see " + str(self.tmp / "maestrod.out")) from None
+                    log = self.tmp / "maestrod.out"
+                    raise RuntimeError(f"maestrod exited; see {log}") from None
                 time.sleep(0.05)
         raise RuntimeError("maestrod did not answer hello within 30 s")
 
