@@ -56,13 +56,6 @@ def _topic(probe: str | None) -> frozenset[str]:
     return content_set(probe) - GENERIC
 
 
-def matches(text: str, topic: frozenset[str]) -> int:
-    """Number of topic tokens ``text`` shares (0: not relevant)."""
-    if not topic:
-        return 0
-    return len(topic & content_set(text))
-
-
 def _fence_safe(text: str) -> str:
     # An entry must not be able to close the fence early or fake a new block.
     return text.replace(FOOTER, "[End Project Memory ]").replace(HEADER, "[Project Memory ]")
@@ -75,6 +68,130 @@ def _one_line(text: str, limit: int | None = None) -> str:
     return _fence_safe(flat)
 
 
+@dataclass(frozen=True)
+class _Line:
+    candidate: Candidate
+    text: str  # the rendered line
+    cost: int  # its token estimate, newline included
+    tokens: frozenset[str]
+
+
+class ContextIndex:
+    """Everything about a set of entries that does not depend on the task: built once per
+    snapshot, so a build costs O(matches + lines that fit), not O(entries).
+
+    * the high band pre-sorted by confidence (file order breaks ties), lines pre-rendered;
+    * an inverted index token -> positions for each band, for relevance;
+    * the episodic top 5, already chosen.
+    """
+
+    def __init__(self, semantic: Sequence[Candidate], episodic: Sequence[Candidate]) -> None:
+        def line(c: Candidate, text: str) -> _Line:
+            return _Line(c, text, estimate_tokens(text + "\n"), content_set(c.text))
+
+        def sem_line(c: Candidate) -> _Line:
+            return line(c, f"- [{c.confidence:.2f}] {_one_line(c.text)}")
+
+        high = [c for c in semantic if c.confidence > HIGH]
+        high.sort(key=lambda c: -c.confidence)  # stable: file order within a confidence
+        self.high = [sem_line(c) for c in high]
+        self.medium = [sem_line(c) for c in semantic if MEDIUM <= c.confidence <= HIGH]
+        self.low = [sem_line(c) for c in semantic if LOW <= c.confidence < MEDIUM]
+        eligible = [
+            c for c in episodic
+            if c.salience is not None
+            and c.salience >= EPISODIC_MIN_SALIENCE
+            and c.confidence >= EPISODIC_MIN_CONFIDENCE
+        ]
+        eligible.sort(key=lambda c: -(c.salience or 0.0) * c.confidence)
+        self.recent = [
+            line(c, f"- [sal:{c.salience or 0.0:.2f} conf:{c.confidence:.2f}] "
+                    f"{_one_line(c.text, EPISODIC_TEXT_LIMIT)}")
+            for c in eligible[:EPISODIC_TOP]
+        ]
+        self._postings = [self._invert(band) for band in (self.high, self.medium, self.low)]
+        self.high_min_cost = min((x.cost for x in self.high), default=0)
+
+    @staticmethod
+    def _invert(band: list[_Line]) -> dict[str, list[int]]:
+        index: dict[str, list[int]] = {}
+        for pos, item in enumerate(band):
+            for token in item.tokens:
+                index.setdefault(token, []).append(pos)
+        return index
+
+    @staticmethod
+    def _scored(postings: dict[str, list[int]], topic: frozenset[str]) -> dict[int, int]:
+        scores: dict[int, int] = {}
+        for token in topic:
+            for pos in postings.get(token, ()):
+                scores[pos] = scores.get(pos, 0) + 1
+        return scores
+
+    def build(self, task: str | None, query: str | None, max_tokens: int,
+              injection: str = "relevant") -> ContextResult:
+        task_topic = _topic(task) | _topic(query)
+        query_topic = _topic(query)
+        high_scores = self._scored(self._postings[0], task_topic)
+        medium_scores = self._scored(self._postings[1], task_topic)
+        low_scores = self._scored(self._postings[2], query_topic)
+
+        def ranked(band: list[_Line], scores: dict[int, int]) -> list[tuple[_Line, int]]:
+            order = sorted(scores, key=lambda p: (-scores[p], -band[p].candidate.confidence, p))
+            return [(band[p], scores[p]) for p in order]
+
+        high_first = ranked(self.high, high_scores)
+        medium = ranked(self.medium, medium_scores)
+        low = ranked(self.low, low_scores)
+
+        frame = [HEADER, NOTICE, "", FOOTER]
+        budget = max_tokens - estimate_tokens("\n".join(frame))
+        section_cost = {"semantic": estimate_tokens("\nSemantic (long-term):\n"),
+                        "episodic": estimate_tokens("\nRecent context (episodic):\n")}
+        opened: set[str] = set()
+        chosen: dict[str, int] = {}  # id -> relevance score
+
+        def take(item: _Line, score: int, section: str) -> None:
+            nonlocal budget
+            cost = item.cost + (0 if section in opened else section_cost[section])
+            if cost <= budget:
+                budget -= cost
+                opened.add(section)
+                chosen[item.candidate.id] = score
+
+        for item, score in high_first:
+            take(item, score, "semantic")
+        for pos, item in enumerate(self.high):
+            if budget < self.high_min_cost:
+                break  # nothing more in this band can fit
+            if pos not in high_scores:
+                take(item, 0, "semantic")
+        for item in self.recent:
+            take(item, len(task_topic & item.tokens), "episodic")
+        for item, score in medium + low:
+            take(item, score, "semantic")
+
+        if not chosen:
+            return ContextResult(context="", tokens=0, included=[], relevant=[])
+        high_order = [x for x, _ in high_first] + [
+            x for p, x in enumerate(self.high) if p not in high_scores
+        ]
+        semantic = [x for x in high_order + [x for x, _ in medium + low]
+                    if x.candidate.id in chosen]
+        episodic = [x for x in self.recent if x.candidate.id in chosen]
+        lines = [HEADER, NOTICE]
+        if semantic:
+            lines += ["", "Semantic (long-term):", *(x.text for x in semantic)]
+        if episodic:
+            lines += ["", "Recent context (episodic):", *(x.text for x in episodic)]
+        lines += ["", FOOTER]
+        text = "\n".join(lines)
+        included = [x.candidate.id for x in semantic + episodic]
+        relevant = list(included) if injection == "all" else [i for i in included if chosen[i]]
+        return ContextResult(context=text, tokens=estimate_tokens(text), included=included,
+                             relevant=relevant)
+
+
 def build(
     semantic: Sequence[Candidate],
     episodic: Sequence[Candidate],
@@ -84,82 +201,5 @@ def build(
     max_tokens: int,
     injection: str = "relevant",
 ) -> ContextResult:
-    task_topic = _topic(task) | _topic(query)
-    query_topic = _topic(query)
-
-    high: list[tuple[Candidate, int]] = []
-    medium: list[tuple[Candidate, int]] = []
-    low: list[tuple[Candidate, int]] = []
-    for c in semantic:
-        if c.confidence > HIGH:
-            high.append((c, matches(c.text, task_topic)))
-        elif c.confidence >= MEDIUM:
-            score = matches(c.text, task_topic)
-            if score:
-                medium.append((c, score))
-        elif c.confidence >= LOW:
-            score = matches(c.text, query_topic)
-            if score:
-                low.append((c, score))
-    high.sort(key=lambda p: (-p[1], -p[0].confidence))
-    medium.sort(key=lambda p: (-p[1], -p[0].confidence))
-    low.sort(key=lambda p: (-p[1], -p[0].confidence))
-
-    eligible = [
-        c
-        for c in episodic
-        if c.salience is not None
-        and c.salience >= EPISODIC_MIN_SALIENCE
-        and c.confidence >= EPISODIC_MIN_CONFIDENCE
-    ]
-    eligible.sort(key=lambda c: -(c.salience or 0.0) * c.confidence)
-    recent = [(c, matches(c.text, task_topic)) for c in eligible[:EPISODIC_TOP]]
-
-    frame = [HEADER, NOTICE, "", FOOTER]
-    budget = max_tokens - estimate_tokens("\n".join(frame))
-    chosen: dict[str, str] = {}
-    section_cost = {"semantic": estimate_tokens("\nSemantic (long-term):\n"),
-                    "episodic": estimate_tokens("\nRecent context (episodic):\n")}
-    opened: set[str] = set()
-
-    def take(c: Candidate, line: str, section: str) -> None:
-        nonlocal budget
-        cost = estimate_tokens(line + "\n") + (0 if section in opened else section_cost[section])
-        if cost <= budget:
-            budget -= cost
-            opened.add(section)
-            chosen[c.id] = line
-
-    for c, _ in high:
-        take(c, f"- [{c.confidence:.2f}] {_one_line(c.text)}", "semantic")
-    for c, _ in recent:
-        sal = c.salience or 0.0
-        take(c, f"- [sal:{sal:.2f} conf:{c.confidence:.2f}] "
-                f"{_one_line(c.text, EPISODIC_TEXT_LIMIT)}", "episodic")
-    for c, _ in medium + low:
-        take(c, f"- [{c.confidence:.2f}] {_one_line(c.text)}", "semantic")
-
-    if not chosen:
-        return ContextResult(context="", tokens=0, included=[], relevant=[])
-
-    ordered_semantic = [c for c, _ in high + medium + low if c.id in chosen]
-    ordered_episodic = [c for c, _ in recent if c.id in chosen]
-    lines = [HEADER, NOTICE]
-    if ordered_semantic:
-        lines += ["", "Semantic (long-term):"] + [chosen[c.id] for c in ordered_semantic]
-    if ordered_episodic:
-        lines += ["", "Recent context (episodic):"] + [chosen[c.id] for c in ordered_episodic]
-    lines += ["", FOOTER]
-    text = "\n".join(lines)
-
-    scores = {c.id: s for c, s in high + medium + low + recent}
-    if injection == "all":
-        relevant = [c.id for c in ordered_semantic + ordered_episodic]
-    else:
-        relevant = [c.id for c in ordered_semantic + ordered_episodic if scores.get(c.id)]
-    return ContextResult(
-        context=text,
-        tokens=estimate_tokens(text),
-        included=[c.id for c in ordered_semantic + ordered_episodic],
-        relevant=relevant,
-    )
+    """One-off build (the index is not kept)."""
+    return ContextIndex(semantic, episodic).build(task, query, max_tokens, injection)

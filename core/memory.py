@@ -64,6 +64,7 @@ FILES: dict[FileKind, str] = {
 STATE_FILE = ".state.json"
 SECTORS: tuple[Sector, Sector] = ("semantic", "episodic")
 LEDGER_LIMIT = 2000
+RESULT_CACHE = 256  # context results kept per snapshot
 Decision = Literal["remove", "archive", "reinforce"]
 DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
 
@@ -620,7 +621,10 @@ class MemoryView:
     archived: tuple[Entry, ...]
     problem_map: dict[str, list[str]]
     injection: str = "relevant"
-    _candidates: list[tuple[ctx.Candidate, ...]] = field(default_factory=list, compare=False)
+    _index: list[ctx.ContextIndex] = field(default_factory=list, compare=False, repr=False)
+    _results: dict[tuple[Any, ...], ContextResult] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def semantic_entries(self) -> list[Entry]:
         return list(self.semantic)
@@ -634,13 +638,13 @@ class MemoryView:
     def problems(self) -> dict[str, list[str]]:
         return self.problem_map
 
-    def _candidate_lists(self) -> tuple[tuple[ctx.Candidate, ...], tuple[ctx.Candidate, ...]]:
-        if not self._candidates:  # built once per view, on first use
-            self._candidates.append(tuple(ctx.Candidate(e.id, e.text, e.confidence)
-                                          for e in self.semantic))
-            self._candidates.append(tuple(ctx.Candidate(e.id, e.text, e.confidence, e.salience)
-                                          for e in self.episodic))
-        return self._candidates[0], self._candidates[1]
+    def index(self) -> ctx.ContextIndex:
+        if not self._index:  # built once per view, on first use (a race builds it twice: fine)
+            self._index.append(ctx.ContextIndex(
+                [ctx.Candidate(e.id, e.text, e.confidence) for e in self.semantic],
+                [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
+            ))
+        return self._index[0]
 
     def build_context(
         self,
@@ -656,9 +660,15 @@ class MemoryView:
             raise MemoryError_(f"max_tokens must be a whole number >= 0, got {max_tokens!r}")
         if session_id is not None:
             _validate_session(session_id)
-        semantic, episodic = self._candidate_lists()
-        return ctx.build(semantic, episodic, task=task, query=query,  # type: ignore[arg-type]
-                         max_tokens=max_tokens, injection=self.injection)
+        # A view never changes, so the same question always has the same answer.
+        key = (task, query, max_tokens)
+        cached = self._results.get(key)
+        if cached is None:
+            cached = self.index().build(task, query, max_tokens, self.injection)  # type: ignore[arg-type]
+            if len(self._results) >= RESULT_CACHE:
+                self._results.clear()
+            self._results[key] = cached
+        return cached
 
     def summary(self) -> dict[str, Any]:
         return {
