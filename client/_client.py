@@ -1,0 +1,413 @@
+"""``Client``: one typed method per protocol op, over the daemon's socket or in direct mode.
+
+Transport (daemon mode): a DEALER socket with ``LINGER 0``. Each request carries a fresh id and
+the caller's pid; the reply with that id is awaited for ``timeout`` seconds, and replies with any
+other id (late answers to an earlier call that timed out) are dropped. After a timeout the
+socket is closed and a new one is made for the next attempt, so nothing stale can arrive on it.
+Only ops in ``protocol.IDEMPOTENT_OPS`` are sent again after a timeout (``initialize`` only
+with a session id); nothing else is, because the daemon may have applied it.
+
+Direct mode: when no daemon is listening (see ``_liveness``), a memory op runs in this process
+through ``ops.dispatch_memory_op(DirectBackend(), ...)`` -- the same handlers the daemon runs,
+under the same project lock -- so both paths return the same result dicts by construction.
+``require_daemon`` (or ``MAESTRO_REQUIRE_DAEMON=1``) turns that fallback off. The client never
+starts a daemon.
+
+zmq, the paths module and the core are imported on first use: ``maestroctl`` runs inside agent
+hooks, and a direct-mode call never needs zmq, nor a daemon call the core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import (
+    DaemonNotRunning,
+    DaemonTimeout,
+    DaemonUnavailable,
+    ProtocolError,
+    RequestError,
+)
+
+if TYPE_CHECKING:
+    import zmq
+
+    from ..daemon.paths import Paths
+
+Result = dict[str, Any]
+Via = Literal["daemon", "direct"]
+DEFAULT_TIMEOUT = 2.0
+REQUIRE_DAEMON_ENV = "MAESTRO_REQUIRE_DAEMON"
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+# Ops that change or read one project's memory: these run in direct mode when no daemon runs.
+# The authoritative list is ``ops.MEMORY_OPS``; this copy only spares the daemon path from
+# importing the core, and a test checks that the two agree.
+MEMORY_OP_NAMES: frozenset[str] = frozenset(
+    {"initialize", "build_context", "save_semantic", "save_episodic", "detect_signals",
+     "reinforce", "maintenance", "entries"}
+)
+
+
+def require_daemon_from_env(env: Mapping[str, str] | None = None) -> bool:
+    value = (os.environ if env is None else env).get(REQUIRE_DAEMON_ENV, "")
+    return value.strip().lower() in _TRUE_WORDS
+
+
+def _drop_none(**kwargs: Any) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+class Client:
+    """Talk to ``maestrod``, or to the memory files directly when it is not running.
+
+    ``project`` is the default project of the memory ops (each method also takes
+    ``project=``); it is resolved to its canonical path the way the daemon resolves it.
+    A ``Client`` may be shared between threads (calls are serialised) and survives ``fork``
+    (the child makes its own socket). Use it as a context manager, or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = 1,
+        require_daemon: bool | None = None,
+        direct: bool = False,
+        paths: Paths | None = None,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout!r}")
+        if retries < 0:
+            raise ValueError(f"retries must be zero or more, got {retries!r}")
+        self.project: str | None = None if project is None else os.fspath(project)
+        self.timeout = float(timeout)
+        self.retries = retries
+        self.require_daemon = (require_daemon_from_env() if require_daemon is None
+                               else require_daemon)
+        if direct and self.require_daemon:
+            raise ValueError("direct=True and require_daemon=True exclude each other")
+        self.direct = direct
+        #: How the last successful call was served: "daemon", "direct", or None.
+        self.last_via: Via | None = None
+        self._paths = paths
+        self._lock = threading.RLock()
+        self._context: zmq.Context[Any] | None = None
+        self._socket: zmq.Socket[Any] | None = None
+        self._pid = os.getpid()
+        self._counter = 0
+        self._id_prefix = os.urandom(4).hex()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop_socket()
+            if self._context is not None:
+                if self._pid == os.getpid():
+                    self._context.term()
+                self._context = None
+
+    @property
+    def paths(self) -> Paths:
+        """The daemon's paths for this user (or ``MAESTRO_HOME``), as the daemon resolves them."""
+        if self._paths is None:
+            import warnings
+
+            from ..daemon import paths
+
+            with warnings.catch_warnings():
+                # platformdirs warns when XDG_RUNTIME_DIR is unset and it falls back to /tmp;
+                # the daemon resolves the same fallback, so there is nothing to tell the user.
+                warnings.simplefilter("ignore")
+                self._paths = paths.resolve()
+        return self._paths
+
+    def daemon_running(self) -> bool:
+        """Whether a daemon is listening, from the socket and lock files alone (no waiting)."""
+        from ._liveness import daemon_listening
+
+        return daemon_listening(self.paths.socket_path, self.paths.lock_path)
+
+    # -- the ops -----------------------------------------------------------------------------
+    def hello(self) -> Result:
+        return self.call("hello")
+
+    def ping(self) -> Result:
+        return self.call("ping")
+
+    def status(self) -> Result:
+        return self.call("status")
+
+    def register(self, path: str | os.PathLike[str] | None = None) -> Result:
+        target = self._project_path(path)
+        return self.call("register", {"path": target})
+
+    def unregister(self, path: str | os.PathLike[str] | None = None) -> Result:
+        target = self._project_path(path)
+        return self.call("unregister", {"path": target}, project=target)
+
+    def projects(self) -> Result:
+        return self.call("projects")
+
+    def initialize(self, session_id: str | None = None, *,
+                   project: str | os.PathLike[str] | None = None) -> Result:
+        return self.call("initialize", _drop_none(session_id=session_id), project=project)
+
+    def build_context(self, task: str | None = None, query: str | None = None,
+                      max_tokens: int | None = None, session_id: str | None = None, *,
+                      project: str | os.PathLike[str] | None = None) -> Result:
+        args = _drop_none(task=task, query=query, max_tokens=max_tokens, session_id=session_id)
+        return self.call("build_context", args, project=project)
+
+    def save_semantic(self, fact: str, category: str, confidence: float | None = None, *,
+                      project: str | os.PathLike[str] | None = None) -> Result:
+        args = _drop_none(fact=fact, category=category, confidence=confidence)
+        return self.call("save_semantic", args, project=project)
+
+    def save_episodic(self, context: str, session_id: str, confidence: float | None = None, *,
+                      project: str | os.PathLike[str] | None = None) -> Result:
+        args = _drop_none(context=context, session_id=session_id, confidence=confidence)
+        return self.call("save_episodic", args, project=project)
+
+    def detect_signals(self, user_message: str, assistant_response: str | None = None, *,
+                       project: str | os.PathLike[str] | None = None) -> Result:
+        args = _drop_none(user_message=user_message, assistant_response=assistant_response)
+        return self.call("detect_signals", args, project=project)
+
+    def reinforce(self, entry_id: str, confirmed: bool = False, *,
+                  project: str | os.PathLike[str] | None = None) -> Result:
+        return self.call("reinforce", {"entry_id": entry_id, "confirmed": confirmed},
+                         project=project)
+
+    def maintenance(self, dry_run: bool = False, decisions: Mapping[str, str] | None = None, *,
+                    project: str | os.PathLike[str] | None = None) -> Result:
+        args: dict[str, Any] = {"dry_run": dry_run}
+        if decisions is not None:
+            args["decisions"] = dict(decisions)
+        return self.call("maintenance", args, project=project)
+
+    def entries(self, sector: str | None = None, *,
+                project: str | os.PathLike[str] | None = None) -> Result:
+        return self.call("entries", _drop_none(sector=sector), project=project)
+
+    def log(self, limit: int | None = None, *,
+            project: str | os.PathLike[str] | None = None) -> Result:
+        return self.call("log", _drop_none(limit=limit), project=project)
+
+    def shutdown(self) -> Result:
+        return self.call("shutdown")
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def call(self, op: str, args: Mapping[str, Any] | None = None, *,
+             project: str | os.PathLike[str] | None = None) -> Result:
+        """Send ``op`` to the daemon, or run it in direct mode; return the result dict.
+
+        Raises ``RequestError`` for a coded error reply, ``DaemonUnavailable`` when the op needs
+        a daemon that is not there (or did not answer), ``ProtocolError`` for a garbled reply.
+        """
+        from ..daemon.protocol import GLOBAL_OPS
+
+        payload = dict(args or {})
+        is_memory_op = op in MEMORY_OP_NAMES
+        scoped = is_memory_op or op not in GLOBAL_OPS or project is not None
+        target = self._project_path(project) if scoped else None
+        with self._lock:
+            if self.direct:
+                if not is_memory_op:
+                    raise DaemonUnavailable(f"'{op}' needs maestrod; this client is in direct "
+                                            "mode")
+                return self._direct(op, target, payload)
+            if not self.daemon_running():
+                if is_memory_op and not self.require_daemon:
+                    return self._direct(op, target, payload)
+                raise DaemonNotRunning(self._not_running_message(op))
+            try:
+                result = self._request(op, target, payload)
+            except DaemonNotRunning:
+                # It went away while we waited. Running the op again here is safe only when
+                # repeating it changes nothing.
+                if is_memory_op and not self.require_daemon and _repeatable(op, payload):
+                    return self._direct(op, target, payload)
+                raise
+            except RequestError as exc:
+                # A project the daemon does not own is not the daemon's to guard: serve it from
+                # the files, as if no daemon ran (unless the caller insists on the daemon).
+                if exc.code == "not_registered" and is_memory_op and not self.require_daemon:
+                    return self._direct(op, target, payload)
+                raise
+            self.last_via = "daemon"
+            return result
+
+    def _not_running_message(self, op: str) -> str:
+        if op in MEMORY_OP_NAMES:
+            return (f"maestrod is not running and the daemon is required "
+                    f"({REQUIRE_DAEMON_ENV} or --require-daemon); start it with "
+                    "'maestroctl start'")
+        return f"maestrod is not running ('{op}' needs it); start it with 'maestroctl start'"
+
+    def _project_path(self, project: str | os.PathLike[str] | None) -> str:
+        chosen = project if project is not None else self.project
+        if chosen is None:
+            chosen = os.getcwd()
+        # The daemon canonicalises the path itself (ops.resolve_project); an absolute path keeps
+        # the request meaningful whatever the daemon's working directory. Direct mode runs it
+        # through ops.resolve_project below.
+        text = os.fspath(chosen)
+        if "\x00" in text:
+            raise RequestError("bad_request", "project path must not contain NUL characters")
+        return os.path.abspath(os.path.expanduser(text))
+
+    # -- direct mode -------------------------------------------------------------------------
+    def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
+        from ..daemon import ops
+        from ..daemon.protocol import CONFLICT, INTERNAL, OpError
+
+        assert project is not None
+        try:
+            root = ops.resolve_project(project)
+            if not root.is_dir():
+                # MemoryStore would create the directories; a typo in -C must not do that.
+                raise OpError(CONFLICT, f"project directory {root} does not exist")
+            result = ops.dispatch_memory_op(ops.DirectBackend(), op, root, args)
+        except OpError as exc:
+            raise RequestError(exc.code, exc.message) from exc
+        except OSError as exc:
+            raise RequestError(INTERNAL, f"{op} failed in direct mode: {exc}") from exc
+        self.last_via = "direct"
+        return result
+
+    # -- daemon mode -------------------------------------------------------------------------
+    def _request(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
+        repeatable = _repeatable(op, args)
+        attempts = 1 + (self.retries if repeatable else 0)
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._roundtrip(op, project, args)
+            except _NoReply:
+                self._drop_socket()
+                if attempt == attempts:
+                    break
+                if not self.daemon_running():
+                    raise DaemonNotRunning(
+                        f"maestrod stopped while '{op}' was waiting for its reply") from None
+        again = "" if repeatable else " (not retried: it may or may not have applied)"
+        raise DaemonTimeout(
+            f"maestrod did not answer '{op}' within {self.timeout:g} s{again}; "
+            "see 'maestroctl status' and its log"
+        )
+
+    def _next_id(self) -> str:
+        self._counter += 1
+        return f"{self._pid}-{self._id_prefix}-{self._counter}"
+
+    def _ensure_socket(self) -> zmq.Socket[Any]:
+        import zmq
+
+        if self._pid != os.getpid():
+            # A forked child must not touch its parent's context or socket.
+            self._context = None
+            self._socket = None
+            self._pid = os.getpid()
+        if self._socket is None:
+            if self._context is None:
+                self._context = zmq.Context()
+            sock = self._context.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.SNDTIMEO, max(1, int(self.timeout * 1000)))
+            sock.connect(self.paths.endpoint)
+            self._socket = sock
+        return self._socket
+
+    def _drop_socket(self) -> None:
+        if self._socket is not None:
+            if self._pid == os.getpid():
+                self._socket.close(linger=0)
+            self._socket = None
+
+    def _roundtrip(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
+        import zmq
+
+        from ..daemon.protocol import encode_request
+
+        req_id = self._next_id()
+        frame = encode_request(req_id, op, project, args, pid=os.getpid())
+        deadline = time.monotonic() + self.timeout
+        try:
+            sock = self._ensure_socket()
+            sock.send(frame)
+            while True:
+                remaining_ms = int((deadline - time.monotonic()) * 1000)
+                if remaining_ms <= 0 or not sock.poll(remaining_ms, zmq.POLLIN):
+                    raise _NoReply
+                frames = sock.recv_multipart(zmq.NOBLOCK)
+                reply = _decode_reply(frames[-1] if frames else b"")
+                if reply.get("id") != req_id:
+                    continue  # a late reply to a call that already gave up: not ours
+                return _unwrap(reply)
+        except zmq.Again:
+            raise _NoReply from None
+        except zmq.ZMQError as exc:
+            self._drop_socket()
+            raise DaemonUnavailable(f"cannot talk to maestrod at {self.paths.endpoint}: "
+                                    f"{exc}") from exc
+
+
+def _repeatable(op: str, args: Mapping[str, Any]) -> bool:
+    """Whether sending ``op`` twice is the same as sending it once (``IDEMPOTENT_OPS``).
+
+    ``initialize`` is idempotent per session id; without one the daemon makes up a new session
+    each time, and a second attempt would decay the memory twice.
+    """
+    from ..daemon.protocol import IDEMPOTENT_OPS
+
+    if op == "initialize" and args.get("session_id") is None:
+        return False
+    return op in IDEMPOTENT_OPS
+
+
+class _NoReply(Exception):
+    """Internal: the reply did not come in time."""
+
+
+def _decode_reply(frame: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(frame.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"maestrod sent a reply that is not UTF-8 JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ProtocolError(f"maestrod sent a {type(data).__name__}, not a JSON object")
+    return data
+
+
+def _unwrap(reply: dict[str, Any]) -> Result:
+    from ..daemon.protocol import SUPPORTED_VERSIONS
+
+    if reply.get("v") not in SUPPORTED_VERSIONS:
+        raise ProtocolError(f"maestrod answered with protocol version {reply.get('v')!r}; "
+                            f"this client speaks {list(SUPPORTED_VERSIONS)}")
+    if reply.get("ok") is True:
+        result = reply.get("result")
+        if result is None:
+            return {}
+        if not isinstance(result, dict):
+            raise ProtocolError("maestrod sent a result that is not an object")
+        return result
+    if reply.get("ok") is False:
+        error = reply.get("error")
+        if isinstance(error, dict):
+            code, message = error.get("code"), error.get("message")
+            if isinstance(code, str):
+                raise RequestError(code, str(message or code))
+    raise ProtocolError("maestrod sent a reply with neither a result nor a coded error")
