@@ -1,0 +1,506 @@
+"""Claude Code hooks (``maestroctl hook claude <event>``) and ``maestroctl integrate claude``.
+
+A hook reads Claude Code's JSON from stdin and answers on stdout:
+
+* ``session-start`` (SessionStart, every ``source``, ``compact`` included): ``initialize`` for
+  the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
+  context block as ``additionalContext`` (the core's block is already fenced and labelled as
+  reference data).
+* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt; what it saved comes
+  back as one short line ("Remembered: …"), or nothing.
+* ``session-end`` (SessionEnd; ``stop`` for a Stop hook): the project's maintenance.
+
+Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
+above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
+goes to ``<log dir>/hooks.log``. The daemon gets a short timeout; after it, calls that may be
+repeated safely run in direct mode instead. A watchdog ends the hook before ``DEADLINE``
+whatever it is waiting for, and nothing longer than the token budget is ever printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import shlex
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from .errors import DaemonTimeout, MaestroError
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
+HOOK_EVENT_NAMES: dict[str, str] = {
+    "session-start": "SessionStart",
+    "user-prompt": "UserPromptSubmit",
+    "session-end": "SessionEnd",
+    "stop": "Stop",
+}
+DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
+DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
+HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
+MAX_STDIN = 1 << 20
+DEFAULT_MAX_TOKENS = 500
+MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
+REMEMBERED_LIMIT = 200
+LOG_NAME = "hooks.log"
+LOG_ROTATE_BYTES = 1 << 20
+
+
+class _Skip(Exception):
+    """Nothing to do, for a reason worth logging (no project, bad input …)."""
+
+
+class _Deadline(BaseException):
+    """The watchdog fired: stop whatever is running (a BaseException, so nothing swallows it)."""
+
+
+def find_project(start: str | os.PathLike[str]) -> Path | None:
+    """The nearest directory at or above ``start`` that holds ``.maestro/``."""
+    here = Path(os.path.abspath(os.path.expanduser(os.fspath(start))))
+    for candidate in (here, *here.parents):
+        if (candidate / ".maestro").is_dir():
+            return candidate
+    return None
+
+
+def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
+    """The token budget of a hook's output: ``MAESTRO_HOOK_MAX_TOKENS`` or 500."""
+    raw = (os.environ if env is None else env).get(MAX_TOKENS_ENV, "").strip()
+    if raw.isdigit():
+        return int(raw)
+    return DEFAULT_MAX_TOKENS
+
+
+def estimate_tokens(text: str) -> int:
+    from ..core.text import estimate_tokens as estimate
+
+    return estimate(text)
+
+
+# -------------------------------------------------------------------------------------------
+# Logging (never raises)
+# -------------------------------------------------------------------------------------------
+
+
+def log_path() -> Path:
+    from ..daemon import paths
+
+    return paths.resolve().log_dir / LOG_NAME
+
+
+def log_reason(event: str, reason: str) -> None:
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            if path.stat().st_size > LOG_ROTATE_BYTES:
+                os.replace(path, path.with_name(LOG_NAME + ".1"))
+        except FileNotFoundError:
+            pass
+        stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
+        line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {reason}".split())
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # logging must never make a hook fail
+        pass
+
+
+# -------------------------------------------------------------------------------------------
+# The watchdog
+# -------------------------------------------------------------------------------------------
+
+
+class _Watchdog:
+    """SIGALRM at ``DEADLINE`` (interrupts any blocking wait), ``os._exit(0)`` as a backstop."""
+
+    def __init__(self, event: str, started: float) -> None:
+        self.event = event
+        self.started = started
+        self._done = threading.Event()
+        self._armed = False
+        self._previous: Any = signal.SIG_DFL
+
+    def _alarm(self, signum: int, frame: types.FrameType | None) -> None:
+        raise _Deadline
+
+    def _backstop(self) -> None:
+        remaining = HARD_DEADLINE - (time.monotonic() - self.started)
+        if not self._done.wait(max(0.0, remaining)):
+            log_reason(self.event, f"still running after {HARD_DEADLINE:g} s; exited")
+            os._exit(0)
+
+    def __enter__(self) -> _Watchdog:
+        threading.Thread(target=self._backstop, name="hook-backstop", daemon=True).start()
+        remaining = DEADLINE - (time.monotonic() - self.started)
+        try:
+            self._previous = signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, max(0.01, remaining))
+            self._armed = True
+        except (ValueError, OSError, AttributeError):  # not the main thread, or no SIGALRM
+            pass
+        return self
+
+    def disarm(self) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self._armed = False
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.disarm()
+        self._done.set()
+
+
+# -------------------------------------------------------------------------------------------
+# The hooks
+# -------------------------------------------------------------------------------------------
+
+
+class _Memory:
+    """The client for one hook: the daemon with a short timeout, then direct mode."""
+
+    def __init__(self, project: Path, event: str) -> None:
+        from ._client import Client
+
+        self.project = project
+        self.event = event
+        self.client = Client(project, timeout=DAEMON_TIMEOUT, retries=0)
+
+    def call(self, op: Callable[[Client], dict[str, Any]], *, repeatable: bool) -> dict[str, Any]:
+        """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
+        try:
+            return op(self.client)
+        except DaemonTimeout as exc:
+            if not repeatable or self.client.direct or self.client.require_daemon:
+                raise
+            log_reason(self.event, f"{exc.message}; using the files directly")
+            from ._client import Client
+
+            self.client.close()
+            self.client = Client(self.project, direct=True)
+            return op(self.client)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _read_input(stdin: IO[bytes]) -> dict[str, Any]:
+    if stdin.isatty():
+        raise _Skip("stdin is a terminal, not hook JSON")
+    raw = stdin.read(MAX_STDIN + 1)
+    if len(raw) > MAX_STDIN:
+        raise _Skip(f"hook input is larger than {MAX_STDIN} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _Skip(f"hook input is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise _Skip(f"hook input is a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _hook_output(event: str, context: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": HOOK_EVENT_NAMES[event],
+                                              "additionalContext": context}},
+                      ensure_ascii=False)
+
+
+def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+    session_id = _text(data, "session_id")
+    if session_id is None:
+        # Without an id every start would count as a new session and decay the memory again.
+        log_reason(memory.event, "no session_id in the hook input; decay not applied")
+    else:
+        memory.call(lambda c: c.initialize(session_id), repeatable=True)
+    result = memory.call(lambda c: c.build_context(max_tokens=budget, session_id=session_id),
+                         repeatable=True)
+    context = result.get("context")
+    if not isinstance(context, str) or not context:
+        return ""
+    if estimate_tokens(context) > budget:
+        raise _Skip(f"context of {estimate_tokens(context)} tokens exceeds the budget {budget}")
+    return _hook_output("session-start", context)
+
+
+def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+    prompt = _text(data, "prompt")
+    if prompt is None:
+        return ""
+    # Not repeated in direct mode after a timeout: the daemon may still apply it.
+    result = memory.call(lambda c: c.detect_signals(prompt), repeatable=False)
+    facts = [" ".join(str(s.get("fact", "")).split()) for s in result.get("signals", [])
+             if isinstance(s, dict) and s.get("action") in ("added", "replaced")]
+    facts = [f for f in facts if f]
+    if not facts:
+        return ""
+    line = "Remembered: " + "; ".join(facts)
+    if len(line) > REMEMBERED_LIMIT:
+        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+    if estimate_tokens(line) > budget:
+        return ""
+    return _hook_output("user-prompt", line)
+
+
+def _session_end(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+    memory.call(lambda c: c.maintenance(), repeatable=True)
+    return ""
+
+
+_HANDLERS: dict[str, Callable[[_Memory, dict[str, Any], int], str]] = {
+    "session-start": _session_start,
+    "user-prompt": _user_prompt,
+    "session-end": _session_end,
+    "stop": _session_end,
+}
+
+
+def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
+    if event not in _HANDLERS:
+        raise _Skip(f"unknown hook event {event!r}")
+    data = _read_input(stdin)
+    cwd = _text(data, "cwd") or os.getcwd()
+    project = find_project(cwd)
+    if project is None:
+        raise _Skip(f"no .maestro/ at or above {cwd}")
+    memory = _Memory(project, event)
+    memory_slot.append(memory)
+    return _HANDLERS[event](memory, data, hook_budget())
+
+
+def run_claude_hook(event: str, stdin: IO[bytes] | None = None,
+                    stdout: IO[str] | None = None) -> int:
+    """Run one hook; always returns 0 (fail-open). Output only on success."""
+    started = time.monotonic()
+    output = ""
+    memory: list[_Memory] = []
+    try:
+        with _Watchdog(event, started) as watchdog:
+            try:
+                output = _run(event, sys.stdin.buffer if stdin is None else stdin, memory)
+            finally:
+                watchdog.disarm()  # first: no alarm can interrupt the handling below
+    except _Deadline:
+        log_reason(event, f"gave up after {time.monotonic() - started:.2f} s "
+                          f"(deadline {DEADLINE:g} s)")
+    except _Skip as exc:
+        log_reason(event, str(exc))
+    except MaestroError as exc:
+        log_reason(event, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug: still fail open, with the reason logged
+        log_reason(event, f"unexpected {type(exc).__name__}: {exc}")
+    finally:
+        for m in memory:
+            with contextlib.suppress(Exception):
+                m.close()
+    if output:
+        out = sys.stdout if stdout is None else stdout
+        try:
+            out.write(output + "\n")
+            out.flush()
+        except OSError as exc:
+            log_reason(event, f"cannot write the hook output: {exc}")
+    return 0
+
+
+# -------------------------------------------------------------------------------------------
+# integrate claude
+# -------------------------------------------------------------------------------------------
+
+
+class IntegrationError(Exception):
+    """The settings file cannot be edited safely (unreadable, not the expected shape)."""
+
+
+# Claude Code event -> (our hook event, timeout in seconds).
+CLAUDE_HOOKS: tuple[tuple[str, str, int], ...] = (
+    ("SessionStart", "session-start", 10),
+    ("UserPromptSubmit", "user-prompt", 10),
+    ("SessionEnd", "session-end", 30),
+)
+_OURS = re.compile(
+    r"""(?:^|[\s/'"])(?:maestroctl|maestro_memory\.client\.cli\w*)['"]?"""
+    r"""\s+hook\s+claude\s+(?:session-start|user-prompt|session-end|stop)\s*$"""
+)
+
+
+def hook_command(event: str, program: str | None = None) -> str:
+    from .gitmerge import maestroctl_program
+
+    prog = program if program is not None else shlex.quote(maestroctl_program())
+    return f"{prog} hook claude {event}"
+
+
+def is_our_hook(hook: object) -> bool:
+    return (isinstance(hook, dict) and hook.get("type") == "command"
+            and isinstance(hook.get("command"), str) and bool(_OURS.search(hook["command"])))
+
+
+def settings_path(scope: str, project: Path | None = None) -> Path:
+    if scope == "user":
+        return Path.home() / ".claude" / "settings.json"
+    root = project if project is not None else (find_project(os.getcwd()) or Path.cwd())
+    return Path(os.path.abspath(root)) / ".claude" / "settings.json"
+
+
+def _groups(hooks: dict[str, Any], event: str) -> list[Any]:
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise IntegrationError(f"'hooks.{event}' is not a list")
+    return groups
+
+
+def add_hooks(settings: dict[str, Any], program: str | None = None) -> dict[str, Any]:
+    """``settings`` with our hooks in it, once each; everything else untouched."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise IntegrationError("'hooks' is not an object")
+    for claude_event, event, timeout in CLAUDE_HOOKS:
+        wanted = {"type": "command", "command": hook_command(event, program),
+                  "timeout": timeout}
+        groups = _groups(hooks, claude_event)
+        found = False
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                continue
+            for i, hook in enumerate(group["hooks"]):
+                if is_our_hook(hook) and hook["command"].split()[-1] == event:
+                    if not found and hook != wanted:
+                        group["hooks"][i] = {**hook, **wanted}  # a moved maestroctl: update
+                    found = True
+        if not found:
+            groups.append({"hooks": [wanted]})
+    return settings
+
+
+def remove_hooks(settings: dict[str, Any]) -> bool:
+    """Take our hooks out of ``settings`` (groups and events that held only ours go too);
+    returns whether there were any."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return False
+    removed = False
+    for claude_event in list(hooks):
+        groups = hooks[claude_event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        removed_any = False
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                mine = [h for h in group["hooks"] if is_our_hook(h)]
+                if mine:
+                    removed_any = True
+                    rest = [h for h in group["hooks"] if not is_our_hook(h)]
+                    if not rest:
+                        continue
+                    group = {**group, "hooks": rest}
+            kept.append(group)
+        if removed_any:
+            removed = True
+            if kept:
+                hooks[claude_event] = kept
+            else:
+                del hooks[claude_event]
+    if removed and not hooks:
+        del settings["hooks"]
+    return removed
+
+
+def _indent_of(text: str) -> str | int:
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            lead = line[: len(line) - len(stripped)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return 2
+
+
+def _dump(settings: dict[str, Any], like: str | None) -> str:
+    indent = _indent_of(like) if like else 2
+    text = json.dumps(settings, indent=indent, ensure_ascii=False)
+    return text + "\n" if like is None or like.endswith("\n") else text
+
+
+def integrate_claude(scope: str = "project", project: Path | None = None,
+                     dry_run: bool = False, remove: bool = False,
+                     program: str | None = None) -> str:
+    """Add (or remove) our hooks in Claude Code's settings; returns a report for people."""
+    path = settings_path(scope, project)
+    try:
+        original: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        original = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IntegrationError(f"cannot read {path}: {exc}") from exc
+    if original is not None and original.strip():
+        try:
+            settings = json.loads(original)
+        except ValueError as exc:
+            raise IntegrationError(f"{path} is not valid JSON ({exc}); fix it first, nothing "
+                                   "was changed") from exc
+        if not isinstance(settings, dict):
+            raise IntegrationError(f"{path} does not hold a JSON object; nothing was changed")
+    else:
+        settings = {}
+    if remove:
+        if not remove_hooks(settings):
+            return f"{path}: holds no Maestro Memory hooks, nothing to remove"
+    else:
+        add_hooks(settings, program)
+    delete = remove and not settings
+    text = "" if delete else _dump(settings, original)
+    if original is not None and text == original:
+        return f"{path}: already up to date, nothing to change"
+    if dry_run:
+        if delete:
+            return f"would delete {path} (it holds only Maestro Memory's hooks)"
+        return f"would write {path}:\n{text}"
+    if delete:
+        path.unlink()
+        return f"deleted {path} (it held only Maestro Memory's hooks)"
+    _write_atomic(path, text)
+    if remove:
+        return f"removed Maestro Memory's hooks from {path}"
+    report = f"added Maestro Memory's hooks to {path}"
+    if scope == "project" and not (path.parent.parent / ".maestro").is_dir():
+        report += (f"\nnote: {path.parent.parent} has no .maestro/ yet; the hooks stay silent "
+                   "until it exists (mkdir it, or save a first memory with maestroctl)")
+    return report
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.maestro-{os.getpid()}")
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise IntegrationError(f"cannot write {path}: {exc}") from exc

@@ -1,0 +1,70 @@
+"""Helpers for the integration tests: the real command line, and git repositories to merge in.
+
+``maestroctl_cmd()`` is ``maestroctl`` once its integration subcommands are wired in, and
+``python -m maestro_memory.client.cli_integrations`` (the same code, its own small parser) until
+then. Every git command runs with the user's global and system configuration shut out.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MODULE_CMD = [sys.executable, "-m", "maestro_memory.client.cli_integrations"]
+
+
+@functools.cache
+def maestroctl_cmd() -> tuple[str, ...]:
+    beside = Path(sys.executable).parent / "maestroctl"
+    program = str(beside) if beside.exists() else shutil.which("maestroctl")
+    if program:
+        probe = subprocess.run([program, "merge-driver", "--help"], capture_output=True,
+                               stdin=subprocess.DEVNULL)
+        if probe.returncode == 0:
+            return (program,)
+    return tuple(MODULE_CMD)
+
+
+def driver_program_args() -> list[str]:
+    """Extra ``git-setup`` arguments while ``maestroctl`` itself lacks ``merge-driver``."""
+    cmd = maestroctl_cmd()
+    if tuple(cmd) == tuple(MODULE_CMD):
+        return ["--driver-program", " ".join(f'"{part}"' for part in cmd)]
+    return []
+
+
+def run_cli(args: Sequence[str], *, cwd: Path | None = None, input: bytes | None = None,
+            env: dict[str, str] | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*maestroctl_cmd(), *args], cwd=cwd, input=input,
+                          capture_output=True, env=env, timeout=timeout,
+                          stdin=None if input is not None else subprocess.DEVNULL)
+
+
+@dataclass
+class Repo:
+    root: Path
+
+    def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n"
+                                 f"{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def commit_all(self, message: str) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / ".maestro" / "memory"
+
+    def read(self, name: str) -> str:
+        return (self.memory_dir / name).read_text(encoding="utf-8")

@@ -1,0 +1,243 @@
+"""Claude Code hooks: real hook JSON on stdin to the real command, stdout read as Claude Code
+reads it. Fail-open cases exit 0, print nothing and finish within the 1.5 s bound."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zmq
+
+from maestro_memory.core import MemoryStore
+from maestro_memory.daemon import paths as daemon_paths
+
+from .support import run_cli
+
+BOUND = 1.5  # seconds: the hook's functional time limit
+
+
+def hook(event: str, payload: object, env: dict[str, str] | None = None,
+         ) -> tuple[subprocess.CompletedProcess[bytes], float]:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    started = time.monotonic()
+    proc = run_cli(["hook", "claude", event], input=data, env=env)
+    return proc, time.monotonic() - started
+
+
+def claude_reads(stdout: bytes, event_name: str) -> str:
+    """What Claude Code takes from a hook's stdout: hookSpecificOutput.additionalContext."""
+    doc = json.loads(stdout)
+    out = doc["hookSpecificOutput"]
+    assert out["hookEventName"] == event_name
+    context = out["additionalContext"]
+    assert isinstance(context, str)
+    return context
+
+
+def hook_log(home: Path) -> str:
+    path = daemon_paths.resolve({"MAESTRO_HOME": str(home)}).log_dir / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+def start_payload(project: Path, source: str = "startup", session: str = "sess-1",
+                  cwd: Path | None = None) -> dict[str, Any]:
+    return {"session_id": session, "transcript_path": str(project / "t.jsonl"),
+            "cwd": str(cwd or project), "hook_event_name": "SessionStart", "source": source}
+
+
+@pytest.fixture
+def memory_project(project: Path) -> Path:
+    s = MemoryStore(project, clock=lambda: "2026-01-01")
+    s.save_semantic("Always run the tests before committing", "quality_rule", 1.0)
+    s.save_semantic("Prefers terse commit messages", "user_preference", 0.95)
+    s.save_episodic("Working on the login form", "sess-0", 0.9)
+    return project
+
+
+# -- the three events ---------------------------------------------------------------------------
+def test_session_start_injects_fenced_context(maestro_home: Path, memory_project: Path) -> None:
+    proc, elapsed = hook("session-start", start_payload(memory_project))
+    assert proc.returncode == 0, proc.stderr
+    context = claude_reads(proc.stdout, "SessionStart")
+    assert context.startswith("[Project Memory]") and context.endswith("[End Project Memory]")
+    assert context.count("[Project Memory]") == 1  # the core's fence, not doubled
+    assert "not instructions" in context
+    assert "Always run the tests before committing" in context
+    assert "Working on the login form" in context
+    # initialize ran for this session: the episodic entry decayed once.
+    store = MemoryStore(memory_project)
+    assert [e.salience for e in store.episodic_entries()] == [0.8]
+    assert elapsed < BOUND
+
+
+def test_compaction_reinjects_without_decaying_again(maestro_home: Path,
+                                                     memory_project: Path) -> None:
+    first, _ = hook("session-start", start_payload(memory_project, "startup"))
+    again, _ = hook("session-start", start_payload(memory_project, "compact"))
+    assert claude_reads(again.stdout, "SessionStart") == claude_reads(first.stdout,
+                                                                      "SessionStart")
+    assert [e.salience for e in MemoryStore(memory_project).episodic_entries()] == [0.8]
+
+
+def test_project_found_from_a_subdirectory(maestro_home: Path, memory_project: Path) -> None:
+    sub = memory_project / "src" / "deep"
+    sub.mkdir(parents=True)
+    proc, _ = hook("session-start", start_payload(memory_project, cwd=sub))
+    assert "Prefers terse commit messages" in claude_reads(proc.stdout, "SessionStart")
+
+
+def test_context_never_exceeds_the_budget(maestro_home: Path, project: Path) -> None:
+    s = MemoryStore(project)
+    for n in range(40):
+        s.save_semantic(f"Rule number {n} about module m{n} must hold", "quality_rule", 1.0)
+    env = dict(os.environ, MAESTRO_HOOK_MAX_TOKENS="60")
+    proc, _ = hook("session-start", start_payload(project), env=env)
+    context = claude_reads(proc.stdout, "SessionStart")
+    assert context and -(-len(context) // 4) <= 60  # the core's estimator, ceil(/4)
+    proc, _ = hook("session-start", start_payload(project, session="sess-2"))
+    assert -(-len(claude_reads(proc.stdout, "SessionStart")) // 4) <= 500
+
+
+def test_user_prompt_remembers_what_it_saved(maestro_home: Path, project: Path) -> None:
+    (project / ".maestro").mkdir()  # a project with no memory yet
+    payload = {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+               "prompt": "From now on, use pnpm instead of npm in this repo."}
+    proc, elapsed = hook("user-prompt", payload)
+    assert proc.returncode == 0, proc.stderr
+    line = claude_reads(proc.stdout, "UserPromptSubmit")
+    assert line.startswith("Remembered: ") and "pnpm" in line and "\n" not in line
+    assert any("pnpm" in e.text for e in MemoryStore(project).semantic_entries())
+    assert elapsed < BOUND
+
+    quiet = dict(payload, prompt="What does this function return?")
+    proc, _ = hook("user-prompt", quiet)
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_session_end_runs_maintenance(maestro_home: Path, project: Path) -> None:
+    s = MemoryStore(project, clock=lambda: "2026-01-01")
+    s.save_semantic("Likes emoji in commit messages", "user_preference", 0.3)
+    s.save_semantic("Never commit secrets", "quality_rule", 1.0)
+    s.initialize("a")
+    s.initialize("b")  # 0.30 -> 0.20 -> ... -> below 0.2 after the third
+    s.initialize("c")
+    assert any(e.state == "flagged" for e in s.semantic_entries())
+    payload = {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "SessionEnd",
+               "reason": "prompt_input_exit"}
+    proc, elapsed = hook("session-end", payload)
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    assert [e.text for e in s.semantic_entries()] == ["Never commit secrets"]
+    assert "Removed:" in (project / ".maestro" / "memory" / "semantic.md").read_text()
+    assert elapsed < BOUND
+
+
+def test_hooks_go_through_a_running_daemon(daemon: Any, memory_project: Path) -> None:
+    daemon.register(memory_project)
+    proc, elapsed = hook("session-start", start_payload(memory_project))
+    assert "Always run the tests" in claude_reads(proc.stdout, "SessionStart")
+    assert elapsed < BOUND
+    proc, elapsed = hook("user-prompt", {"session_id": "sess-1", "cwd": str(memory_project),
+                                         "prompt": "Never use default exports."})
+    assert claude_reads(proc.stdout, "UserPromptSubmit").startswith("Remembered: ")
+    texts = [e["text"] for e in daemon.result("entries", memory_project)["entries"]]
+    assert any("default exports" in t for t in texts)  # the daemon's view has it
+    proc, elapsed = hook("session-end", {"session_id": "sess-1", "cwd": str(memory_project)})
+    assert proc.returncode == 0 and proc.stdout == b"" and elapsed < BOUND
+    assert hook_log(daemon.home) == ""  # nothing went wrong, nothing fell back
+
+
+# -- fail-open ------------------------------------------------------------------------------------
+def assert_silent(proc: subprocess.CompletedProcess[bytes], elapsed: float) -> None:
+    assert proc.returncode == 0
+    assert proc.stdout == b""
+    assert elapsed < BOUND, elapsed
+
+
+@pytest.mark.parametrize("stdin", [b"", b"not json {", b"[1, 2]", b"\xff\xfe", b'"text"'])
+def test_garbage_stdin(maestro_home: Path, memory_project: Path, stdin: bytes) -> None:
+    proc, elapsed = hook("session-start", stdin)
+    assert_silent(proc, elapsed)
+    assert "hook input" in hook_log(maestro_home)
+
+
+def test_no_project(maestro_home: Path, tmp_path: Path) -> None:
+    lonely = tmp_path / "no-memory-here"
+    lonely.mkdir()
+    for event in ("session-start", "user-prompt", "session-end"):
+        proc, elapsed = hook(event, {"session_id": "s", "cwd": str(lonely),
+                                     "prompt": "always use tabs"})
+        assert_silent(proc, elapsed)
+    assert "no .maestro/ at or above" in hook_log(maestro_home)
+    assert not (lonely / ".maestro").exists()
+
+
+def test_dead_daemon_leaves_its_socket(maestro_home: Path, memory_project: Path) -> None:
+    paths = daemon_paths.resolve({"MAESTRO_HOME": str(maestro_home)})
+    paths.runtime_dir.mkdir(parents=True, exist_ok=True)
+    paths.socket_path.parent.mkdir(parents=True, exist_ok=True)
+    paths.socket_path.touch()  # a killed daemon's socket; nobody holds the lock
+    paths.lock_path.touch()
+    proc, elapsed = hook("session-start", start_payload(memory_project))
+    assert proc.returncode == 0 and elapsed < BOUND
+    assert "Always run the tests" in claude_reads(proc.stdout, "SessionStart")  # direct mode
+
+
+@pytest.fixture
+def hung_daemon(maestro_home: Path) -> Iterator[zmq.Socket[Any]]:
+    """A 'daemon' that holds the lock and accepts requests on its socket but never answers."""
+    paths = daemon_paths.resolve({"MAESTRO_HOME": str(maestro_home)})
+    paths.runtime_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    paths.socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = os.open(paths.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    ctx = zmq.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.linger = 0
+    router.bind(paths.endpoint)
+    try:
+        yield router
+    finally:
+        router.close()
+        ctx.term()
+        os.close(lock)
+
+
+def test_hung_daemon_user_prompt(maestro_home: Path, memory_project: Path,
+                                 hung_daemon: zmq.Socket[Any]) -> None:
+    payload = {"session_id": "s", "cwd": str(memory_project), "prompt": "always use tabs"}
+    proc, elapsed = hook("user-prompt", payload)
+    assert_silent(proc, elapsed)
+    assert hung_daemon.poll(0)  # the request did reach the 'daemon'
+    assert "did not answer" in hook_log(maestro_home)
+    # Not repeated in direct mode: the daemon may still apply it.
+    assert not any("tabs" in e.text for e in MemoryStore(memory_project).semantic_entries())
+
+
+def test_hung_daemon_session_start_falls_back_to_the_files(
+        maestro_home: Path, memory_project: Path, hung_daemon: zmq.Socket[Any]) -> None:
+    proc, elapsed = hook("session-start", start_payload(memory_project))
+    assert proc.returncode == 0 and elapsed < BOUND, elapsed
+    assert "Always run the tests" in claude_reads(proc.stdout, "SessionStart")
+    assert "using the files directly" in hook_log(maestro_home)
+
+
+def test_everything_hung_gives_up_within_the_bound(
+        maestro_home: Path, memory_project: Path, hung_daemon: zmq.Socket[Any]) -> None:
+    # The project's own lock is held too: direct mode would wait for it forever.
+    lock_path = memory_project / ".maestro" / "memory" / ".lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        for event in ("session-start", "session-end"):
+            proc, elapsed = hook(event, start_payload(memory_project))
+            assert_silent(proc, elapsed)
+    finally:
+        os.close(fd)
+    assert "gave up after" in hook_log(maestro_home)

@@ -1,0 +1,161 @@
+"""The MCP server through the official SDK: its in-memory client/server session, and stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")  # the optional extra: pip install 'maestro-memory[mcp]'
+
+import anyio
+from mcp import Client as McpClient
+from mcp import StdioServerParameters
+
+from maestro_memory.client import Client
+from maestro_memory.client.mcp_server import build_server
+from maestro_memory.core import MemoryStore
+
+from .support import maestroctl_cmd
+
+TOOLS = {"get_context", "remember", "note", "search", "reinforce"}
+
+
+def in_session(project: Path, body: Callable[[McpClient], Awaitable[None]],
+               client: Client | None = None) -> None:
+    async def main() -> None:
+        with client or Client(project) as memory:
+            server = build_server(project, memory, session_id="mcp-test")
+            async with McpClient(server, mode="legacy") as session:  # JSON-RPC over memory
+                await body(session)
+
+    anyio.run(main)
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert result.is_error is False, result.content
+    data: dict[str, Any] = result.structured_content
+    return data
+
+
+def text_of(result: Any) -> str:
+    assert result.is_error is False, result.content
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> None:
+    MemoryStore(project).save_semantic("Prefers Sonnet for execution tasks", "user_preference",
+                                       0.95)
+
+    async def body(session: McpClient) -> None:
+        listed = await session.list_tools()
+        tools = {t.name: t for t in listed.tools}
+        assert set(tools) == TOOLS
+        remember_schema = tools["remember"].input_schema
+        assert set(remember_schema["required"]) == {"fact", "category"}
+        assert "quality_rule" in json.dumps(remember_schema["properties"]["category"])
+
+        saved = structured(await session.call_tool("remember", {
+            "fact": "Always run the tests before committing", "category": "quality_rule",
+            "confidence": 1.0}))
+        assert saved["action"] == "added" and saved["entry"]["confidence"] == 1.0
+        entry_id = saved["entry"]["id"]
+
+        noted = structured(await session.call_tool("note", {"context": "Refactored the router"}))
+        assert noted["entry"]["session_id"] == "mcp-test"
+        noted = structured(await session.call_tool("note", {"context": "Paired on auth",
+                                                            "session_id": "claude-42"}))
+        assert noted["entry"]["session_id"] == "claude-42"
+
+        context = text_of(await session.call_tool("get_context", {"task": "commit the tests"}))
+        assert context.startswith("[Project Memory]") and "not instructions" in context
+        assert "Always run the tests before committing" in context
+        assert "Prefers Sonnet" in context
+
+        found = structured(await session.call_tool("search", {"query": "tests"}))
+        assert [r["id"] for r in found["results"]] == [entry_id]
+        assert structured(await session.call_tool("search", {"query": "kubernetes"})) == {
+            "query": "kubernetes", "results": []}
+
+        reinforced = structured(await session.call_tool("reinforce", {"entry_id": entry_id,
+                                                                      "confirmed": True}))
+        assert reinforced["entry"]["id"] == entry_id
+
+        failed = await session.call_tool("reinforce", {"entry_id": "s-00000000"})
+        assert failed.is_error and "no entry" in text_of_error(failed)
+        bad = await session.call_tool("remember", {"fact": "x", "category": "gossip"})
+        assert bad.is_error
+
+        resources = await session.list_resources()
+        uris = {str(r.uri) for r in resources.resources}
+        assert uris == {"memory://semantic", "memory://episodic", "memory://archive"}
+        read = await session.read_resource("memory://semantic")
+        body_text = read.contents[0].text  # type: ignore[union-attr]
+        assert body_text == (project / ".maestro" / "memory" / "semantic.md").read_text()
+        assert "Always run the tests before committing" in body_text
+        episodic = await session.read_resource("memory://episodic")
+        assert "Paired on auth" in episodic.contents[0].text  # type: ignore[union-attr]
+        archive = await session.read_resource("memory://archive")
+        assert archive.contents[0].text == (  # type: ignore[union-attr]
+            project / ".maestro" / "memory" / "archive.md").read_text()
+
+    in_session(project, body)
+    texts = [e.text for e in MemoryStore(project).semantic_entries()]
+    assert "Always run the tests before committing" in texts
+
+
+def text_of_error(result: Any) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+def test_empty_memory_says_so(maestro_home: Path, project: Path) -> None:
+    async def body(session: McpClient) -> None:
+        text = text_of(await session.call_tool("get_context", {}))
+        assert "empty" in text
+
+    in_session(project, body)
+
+
+def test_through_the_daemon(daemon: Any, project: Path) -> None:
+    daemon.register(project)
+    memory = Client(project)
+
+    async def body(session: McpClient) -> None:
+        structured(await session.call_tool("remember", {"fact": "Never use default exports",
+                                                        "category": "quality_rule"}))
+
+    in_session(project, body, client=memory)
+    assert memory.last_via == "daemon"
+    entries = daemon.result("entries", project)["entries"]
+    assert [e["text"] for e in entries] == ["Never use default exports"]
+
+
+def test_maestroctl_mcp_over_stdio(maestro_home: Path, project: Path) -> None:
+    (project / ".maestro").mkdir()
+    cmd = maestroctl_cmd()
+    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "mcp"], cwd=project,
+                                   env={"MAESTRO_HOME": str(maestro_home),
+                                        "PYTHONPATH": os.pathsep.join(sys.path)})
+
+    async def main() -> None:
+        async with McpClient(params) as session:
+            assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+            saved = structured(await session.call_tool("remember", {
+                "fact": "CI runs on GitHub Actions", "category": "project_context"}))
+            assert saved["action"] == "added"
+
+    anyio.run(main)
+    assert [e.text for e in MemoryStore(project).semantic_entries()] == [
+        "CI runs on GitHub Actions"]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_sdk_logging() -> None:
+    import logging
+
+    logging.getLogger("mcp").setLevel(logging.WARNING)
