@@ -638,6 +638,12 @@ class _Doctor:
                          "edit the file by hand; the line is kept as it is until then")
         if not problems:
             self.add("memory files", "ok", f"{memory_dir} parses cleanly")
+        from .gitmerge import git_setup_missing
+
+        warning = git_setup_missing(self.ctx.project)
+        if warning:
+            self.add("git merge driver", "warn", warning,
+                     f"maestroctl git-setup -C {self.ctx.project}")
 
 
 @command("doctor", "check paths, permissions, the service, watcher limits and projects",
