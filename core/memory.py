@@ -28,9 +28,11 @@ from .markdown import (
     EntryBlock,
     FileKind,
     Problem,
+    RawBlock,
     fmt_confidence,
     insert_entry,
     parse,
+    render_entry,
 )
 from .model import (
     CATEGORY_HEADINGS,
@@ -182,11 +184,21 @@ class Memory:
         return out
 
     def mark_clean(self) -> None:
-        for d in self.docs.values():
+        """After a commit: the documents now equal the files, so they can be mutated again."""
+        for kind, d in self.docs.items():
             d.changed = False
             d.exists = True
-            for e in d.entries():
-                e.dirty = False
+            for section in d.sections:
+                kept: list[RawBlock | EntryBlock] = []
+                for b in section.blocks:
+                    if isinstance(b, EntryBlock):
+                        if b.removed:
+                            continue
+                        if b.dirty:
+                            b.lines = render_entry(kind, b, d.newline)
+                            b.dirty = False
+                    kept.append(b)
+                section.blocks = kept
         self.state.changed = False
 
     def problems(self) -> dict[str, list[str]]:

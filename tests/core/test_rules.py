@@ -229,3 +229,22 @@ def test_detect_semantic_signals_saves_each_signal(store: MemoryStore) -> None:
     assert store.detect_semantic_signals("Thanks, that works!") == []
     with pytest.raises(ValueError):
         store.detect_semantic_signals(None)  # type: ignore[arg-type]
+
+
+def test_a_committed_memory_can_be_mutated_and_committed_again(store: MemoryStore) -> None:
+    # The daemon's writer keeps its parsed Memory between transactions.
+    with store.transaction() as memory:
+        memory.save_semantic("Deploys go through staging", "project_context", 0.9)
+        memory.save_episodic("First checkpoint", "s1")
+        store.commit(memory)
+        memory.save_semantic("Hotfixes skip the release train", "project_context", 0.9)
+        old = memory.save_semantic("JWT with 15min expiry", "architecture_decision", 1.0)
+        store.commit(memory)
+        memory.save_semantic("JWT with 30min expiry", "architecture_decision", 1.0)
+        memory.save_episodic("Second checkpoint", "s1")
+    assert old.entry is not None
+    texts = sorted(e.text for e in store.semantic_entries())
+    assert texts == ["Deploys go through staging", "Hotfixes skip the release train",
+                     "JWT with 30min expiry"]
+    assert [e.text for e in store.episodic_entries()] == ["Second checkpoint", "First checkpoint"]
+    assert old.entry.id in (store.memory_dir / "archive.md").read_text()

@@ -1,0 +1,144 @@
+"""``config.toml``: the maintenance schedule and the core settings the daemon runs with.
+
+::
+
+    [maintenance]
+    cron = "30 23 * * *"        # minute hour day month day-of-week (crontab numbering: 0 = Sun)
+    # cron = "0 30 23 * * *"    # six fields: seconds first
+    timezone = "Europe/Paris"   # default: the local time zone
+
+    [core]
+    injection = "relevant"      # or "all"
+
+    [watcher]
+    force_polling = false       # poll instead of inotify (network filesystems)
+
+A missing file means the defaults; a file that does not parse is an error (at start: refuse;
+on SIGHUP: keep the running configuration and log why).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.memory import Settings
+from ..core.model import MemoryError_
+
+DEFAULT_CRON = "30 23 * * *"
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class CronSpec:
+    """A crontab expression split into APScheduler ``CronTrigger`` fields."""
+
+    second: str
+    minute: str
+    hour: str
+    day: str
+    month: str
+    day_of_week: str
+
+    def fields(self) -> dict[str, str]:
+        return {"second": self.second, "minute": self.minute, "hour": self.hour,
+                "day": self.day, "month": self.month, "day_of_week": self.day_of_week}
+
+
+def _crontab_weekdays(field: str) -> str:
+    """Crontab counts weekdays from Sunday = 0 (7 also Sunday); APScheduler 3.x from Monday.
+    Names mean the same to both, so numbers become names (a step after '/' stays a number)."""
+
+    def name(match: re.Match[str]) -> str:
+        number = int(match.group(0))
+        if number > 7:
+            raise ConfigError(f"day of week {number} is out of range 0-7")
+        return _WEEKDAYS[number]
+
+    return re.sub(r"(?<![/\d])\d+", name, field)
+
+
+def parse_cron(expr: str) -> CronSpec:
+    parts = expr.split()
+    if len(parts) == 5:
+        parts = ["0", *parts]
+    if len(parts) != 6:
+        raise ConfigError(f"cron expression {expr!r} must have 5 fields (minute hour day month "
+                          "day-of-week) or 6 (seconds first)")
+    second, minute, hour, day, month, dow = parts
+    return CronSpec(second, minute, hour, day, month, _crontab_weekdays(dow))
+
+
+@dataclass(frozen=True)
+class Config:
+    cron: str = DEFAULT_CRON
+    timezone: str | None = None
+    injection: str = "relevant"
+    force_polling: bool = False
+
+    @property
+    def cron_spec(self) -> CronSpec:
+        return parse_cron(self.cron)
+
+    def settings(self) -> Settings:
+        return Settings(injection=self.injection)  # type: ignore[arg-type]
+
+
+def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{name}] must be a table")
+    return table
+
+
+def _string(table: dict[str, Any], section: str, key: str, default: str | None) -> str | None:
+    value = table.get(key, default)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"[{section}] {key} must be a string")
+    return value
+
+
+def load_config(path: Path) -> Config:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Config()
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    maintenance = _table(data, "maintenance")
+    core = _table(data, "core")
+    watcher = _table(data, "watcher")
+    cron = _string(maintenance, "maintenance", "cron", DEFAULT_CRON) or DEFAULT_CRON
+    timezone = _string(maintenance, "maintenance", "timezone", None)
+    injection = _string(core, "core", "injection", "relevant") or "relevant"
+    force_polling = watcher.get("force_polling", False)
+    if not isinstance(force_polling, bool):
+        raise ConfigError("[watcher] force_polling must be true or false")
+    config = Config(cron=cron, timezone=timezone, injection=injection,
+                    force_polling=force_polling)
+    try:
+        parse_cron(cron)
+        config.settings()
+    except MemoryError_ as exc:
+        raise ConfigError(f"{path}: [core] {exc}") from exc
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: [maintenance] {exc}") from exc
+    if timezone is not None:
+        _check_timezone(path, timezone)
+    return config
+
+
+def _check_timezone(path: Path, name: str) -> None:
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"{path}: [maintenance] unknown timezone {name!r}") from exc

@@ -1,0 +1,303 @@
+"""The daemon's op registry: the memory ops of ``ops.MEMORY_OPS`` plus the daemon's own.
+
+Every op is one small handler registered by name (``@daemon_op``). A handler gets a ``Call``
+(the decoded request, its resolved project, the server) and returns the result dict, or
+``None`` when it queued the request to the writer, which sends the reply once the write is
+durable. Scope (which ops need a registered project) comes from ``protocol.GLOBAL_OPS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psutil  # type: ignore[import-untyped]
+
+from ..core.memory import Memory, MemoryView
+from ..core.store import MemoryStore
+from .ops import MEMORY_OPS, OpSpec, dispatch_memory_op, opt_int, opt_str, resolve_project
+from .protocol import (
+    BAD_REQUEST,
+    CONFLICT,
+    GLOBAL_OPS,
+    NOT_REGISTERED,
+    SHUTTING_DOWN,
+    SUPPORTED_VERSIONS,
+    OpError,
+    Request,
+)
+from .writer import Closed, MemoryJob, ReplyTo, TaskJob
+
+if TYPE_CHECKING:
+    from .server import Server
+
+READ_OPS: frozenset[str] = frozenset({"build_context", "entries"})
+LOG_LIMIT_DEFAULT = 50
+LOG_LIMIT_MAX = 1000
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("maestro-memory")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+@dataclass(frozen=True)
+class Call:
+    server: Server
+    request: Request
+    project: Path | None
+    route: tuple[bytes, ...]
+    started: float
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return self.request.args
+
+    def reply_to(self) -> ReplyTo:
+        return ReplyTo(self.route, self.request.id, self.request.op, self.started)
+
+    def queue(self, job: MemoryJob | TaskJob) -> None:
+        """Hand the request to the writer; it replies."""
+        job.reply_to = self.reply_to()
+        try:
+            self.server.writer.submit(job)
+        except Closed as exc:
+            raise OpError(SHUTTING_DOWN, str(exc)) from exc
+
+
+DaemonHandler = Callable[[Call], dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class DaemonOpSpec:
+    name: str
+    handler: DaemonHandler
+    args: frozenset[str]
+    scoped: bool  # needs a registered project
+    project_arg: str | None = None  # this argument may name the project instead
+
+
+DAEMON_OPS: dict[str, DaemonOpSpec] = {}
+
+
+def daemon_op(name: str, *args: str,
+              project_arg: str | None = None) -> Callable[[DaemonHandler], DaemonHandler]:
+    def register(fn: DaemonHandler) -> DaemonHandler:
+        DAEMON_OPS[name] = DaemonOpSpec(name, fn, frozenset(args), name not in GLOBAL_OPS,
+                                        project_arg)
+        return fn
+
+    return register
+
+
+# -- memory ops ---------------------------------------------------------------------------------
+class CacheBackend:
+    """``ops.Backend`` for reads on the main thread: the cached view; reinforcement queued."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def read(self, project: Path) -> MemoryView:
+        return self.server.cache.view(project)
+
+    def write(self, project: Path, op: str, fn: Callable[[Memory], Any]) -> Any:
+        raise RuntimeError(f"{op} must run on the writer thread")
+
+    def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
+        ids = list(entry_ids)
+
+        def apply(memory: Memory) -> dict[str, Any]:
+            return {"entries": [e.to_dict()
+                                for e in memory.reinforce_referenced(ids, session_id)]}
+
+        # Stopping (Closed): a reference boost is not worth delaying shutdown for.
+        with contextlib.suppress(Closed):
+            self.server.writer.submit(MemoryJob(project, "reinforce_referenced",
+                                                {"session_id": session_id}, apply=apply))
+
+
+def _memory_spec(spec: OpSpec) -> DaemonOpSpec:
+    if spec.name in READ_OPS:
+        def handler(call: Call) -> dict[str, Any] | None:
+            assert call.project is not None
+            return dispatch_memory_op(CacheBackend(call.server), spec.name, call.project,
+                                      call.args)
+    else:
+        def handler(call: Call) -> dict[str, Any] | None:
+            assert call.project is not None
+            call.queue(MemoryJob(call.project, spec.name, call.args, call.request.pid))
+            return None
+    return DaemonOpSpec(spec.name, handler, spec.args, True)
+
+
+def build_registry() -> dict[str, DaemonOpSpec]:
+    registry = {name: _memory_spec(spec) for name, spec in MEMORY_OPS.items()}
+    overlap = registry.keys() & DAEMON_OPS.keys()
+    if overlap:
+        raise RuntimeError(f"ops registered twice: {sorted(overlap)}")
+    registry.update(DAEMON_OPS)
+    return registry
+
+
+# -- daemon ops ---------------------------------------------------------------------------------
+@daemon_op("hello", "versions")
+def op_hello(call: Call) -> dict[str, Any]:
+    wanted = call.args.get("versions")
+    if wanted is not None and (not isinstance(wanted, list)
+                               or not all(isinstance(v, int) for v in wanted)):
+        raise OpError(BAD_REQUEST, "'versions' must be a list of integers")
+    return {"versions": list(SUPPORTED_VERSIONS), "version": package_version(),
+            "pid": os.getpid()}
+
+
+@daemon_op("ping")
+def op_ping(call: Call) -> dict[str, Any]:
+    return {"pong": True, "time": time.time()}
+
+
+def _project_arg(call: Call) -> Path:
+    raw = call.args.get("path")
+    if not isinstance(raw, str) or not raw:
+        raise OpError(BAD_REQUEST, "'path' must be a non-empty string")
+    return resolve_project(raw)
+
+
+@daemon_op("register", "path")
+def op_register(call: Call) -> dict[str, Any] | None:
+    project = _project_arg(call)
+    if not project.exists():
+        raise OpError(BAD_REQUEST, f"cannot register {project}: no such directory")
+    if not project.is_dir():
+        raise OpError(CONFLICT, f"cannot register {project}: it is not a directory")
+    server = call.server
+
+    def register() -> dict[str, Any]:
+        added = server.registry.add(project)
+        if added or server.cache.info(project) is None:
+            server.writer.attach(project)
+            server.watcher.watch(project)
+        return {"path": str(project), "added": added,
+                "memory_dir": str(MemoryStore(project).memory_dir)}
+
+    call.queue(TaskJob("register", register))
+    return None
+
+
+@daemon_op("unregister", "path", project_arg="path")
+def op_unregister(call: Call) -> dict[str, Any] | None:
+    project = call.project
+    assert project is not None
+    server = call.server
+
+    def unregister() -> dict[str, Any]:
+        removed = server.registry.remove(project)
+        server.watcher.unwatch(project)
+        server.writer.detach(project)
+        return {"path": str(project), "removed": removed}
+
+    call.queue(TaskJob("unregister", unregister))
+    return None
+
+
+@daemon_op("projects")
+def op_projects(call: Call) -> dict[str, Any]:
+    out = []
+    for project in sorted(call.server.registry.projects()):
+        memory_dir = MemoryStore(project).memory_dir
+        out.append({"path": str(project), "memory_dir": str(memory_dir),
+                    "memory_dir_exists": memory_dir.is_dir(), "exists": project.is_dir()})
+    return {"projects": out}
+
+
+@daemon_op("log", "limit")
+def op_log(call: Call) -> dict[str, Any]:
+    assert call.project is not None
+    limit = opt_int(call.args, "limit", LOG_LIMIT_DEFAULT)
+    if not 1 <= limit <= LOG_LIMIT_MAX:
+        raise OpError(BAD_REQUEST, f"'limit' must be between 1 and {LOG_LIMIT_MAX}")
+    return {"records": call.server.journal.tail(call.project, limit)}
+
+
+@daemon_op("shutdown", "reason")
+def op_shutdown(call: Call) -> dict[str, Any]:
+    reason = opt_str(call.args, "reason") or "shutdown requested by a client"
+    call.server.request_shutdown(reason)
+    return {"stopping": True, "pid": os.getpid()}
+
+
+@daemon_op("status")
+def op_status(call: Call) -> dict[str, Any]:
+    server = call.server
+    proc = server.process
+    with proc.oneshot():
+        process = {
+            "pid": proc.pid,
+            "uptime_s": round(time.time() - server.started_at, 3),
+            "rss_bytes": proc.memory_info().rss,
+            "cpu_percent": proc.cpu_percent(None),
+            "threads": proc.num_threads(),
+            "open_files": _open_files(proc),
+        }
+    projects = {str(p): _project_status(server, p) for p in sorted(server.registry.projects())}
+    return {
+        "version": package_version(),
+        "versions": list(SUPPORTED_VERSIONS),
+        "endpoint": server.paths.endpoint,
+        "process": process,
+        "requests": server.metrics.snapshot(),
+        "write_queue_depth": server.writer.queue.depth(),
+        "writer": dict(server.writer.stats),
+        "maintenance": server.scheduler.describe(),
+        "projects": projects,
+        "stopping": server.stopping,
+    }
+
+
+def _open_files(proc: psutil.Process) -> int:
+    try:
+        return len(proc.open_files())
+    except psutil.Error:
+        return -1
+
+
+def _project_status(server: Server, project: Path) -> dict[str, Any]:
+    info = server.cache.info(project)
+    view = info.view if info is not None else None
+    summary = view.summary() if view is not None else {}
+    return {
+        "memory_dir_exists": MemoryStore(project).memory_dir.is_dir(),
+        "entries": {k: summary.get(k) for k in ("semantic", "episodic", "archived", "flagged")},
+        "problems": summary.get("problems", {}),
+        "read_error": info.read_error if info is not None else "not loaded",
+        "last_external_edit": info.last_external_edit if info is not None else None,
+        "external_edits": info.external_edits if info is not None else 0,
+        "maintenance": {"last": server.scheduler.last_run(project),
+                        "next": server.scheduler.next_run()},
+        "watcher": server.watcher.mode(project),
+    }
+
+
+def resolve_scope(spec: DaemonOpSpec, request: Request, registered: frozenset[Path]
+                  ) -> Path | None:
+    """The registered project a scoped op works on (``not_registered`` otherwise)."""
+    if not spec.scoped:
+        return None
+    raw = request.project
+    if raw is None and spec.project_arg is not None:
+        value = request.args.get(spec.project_arg)
+        raw = value if isinstance(value, str) and value else None
+    if raw is None:
+        raise OpError(BAD_REQUEST, f"op {request.op!r} needs a 'project'")
+    project = resolve_project(raw)
+    if project not in registered:
+        raise OpError(NOT_REGISTERED, f"project {project} is not registered with this daemon; "
+                      "register it first")
+    return project

@@ -1,0 +1,71 @@
+"""The registered projects: a JSON list in the state dir that survives restarts.
+
+Only the writer thread changes it; readers get a frozenset snapshot. Writes are atomic
+(temp file, fsync, rename), so a crash leaves the old list or the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+
+log = logging.getLogger("maestrod")
+
+
+def atomic_write_json(path: Path, data: object) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    payload = (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, payload)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+class Registry:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._projects: frozenset[Path] = frozenset(self._load())
+
+    def _load(self) -> list[Path]:
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            log.error("project registry %s is unreadable (%s); starting with none", self.path,
+                      exc)
+            return []
+        items = data.get("projects", []) if isinstance(data, dict) else []
+        return [Path(p) for p in items if isinstance(p, str) and os.path.isabs(p)]
+
+    def projects(self) -> frozenset[Path]:
+        return self._projects
+
+    def __contains__(self, project: object) -> bool:
+        return project in self._projects
+
+    def add(self, project: Path) -> bool:
+        """Register ``project``; False if it already was."""
+        with self._lock:
+            if project in self._projects:
+                return False
+            self._save(self._projects | {project})
+            return True
+
+    def remove(self, project: Path) -> bool:
+        with self._lock:
+            if project not in self._projects:
+                return False
+            self._save(self._projects - {project})
+            return True
+
+    def _save(self, projects: frozenset[Path]) -> None:
+        atomic_write_json(self.path, {"v": 1, "projects": sorted(map(str, projects))})
+        self._projects = projects

@@ -1,0 +1,362 @@
+"""The main thread: the ROUTER socket, peer checks, dispatch, replies, and the lifecycle.
+
+Only this thread touches the ROUTER (ZeroMQ sockets are not thread-safe). One ``zmq.Poller``
+waits on four things at once, so the daemon sleeps when idle:
+
+* the ROUTER (requests),
+* the inproc PULL the writer posts finished replies to,
+* the ZAP socket (libzmq asks it to authenticate every new connection; we accept only the
+  uid that owns the daemon — libzmq puts ``<host>:<uid>:<gid>:<pid>`` of an ipc peer, from
+  ``SO_PEERCRED``, in the request's address),
+* the wakeup fd that signal handlers write to (SIGTERM/SIGINT stop, SIGHUP reloads).
+
+Each message's ``Peer-Address`` is checked too, so a connection that somehow skipped ZAP is
+still refused.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import signal
+import socket
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import psutil  # type: ignore[import-untyped]
+import zmq
+
+from . import handlers
+from .cache import ReadCache
+from .config import Config, ConfigError, load_config
+from .journal import Journal
+from .metrics import Metrics
+from .ops import check_args
+from .paths import Paths
+from .protocol import (
+    BAD_REQUEST,
+    INTERNAL,
+    SHUTTING_DOWN,
+    UNKNOWN_OP,
+    OpError,
+    decode_request,
+    error_reply,
+    ok_reply,
+    request_id,
+)
+from .registry import Registry
+from .scheduler import MaintenanceScheduler
+from .sdnotify import notify
+from .watcher import Watcher
+from .writer import DRAINED, CheckJob, Closed, MemoryJob, TaskJob, Writer
+
+log = logging.getLogger("maestrod")
+
+ZAP_ENDPOINT = "inproc://zeromq.zap.01"
+REPLY_ENDPOINT = "inproc://maestrod-replies"
+ZAP_DOMAIN = b"maestrod"
+SHUTDOWN_BUDGET_SECONDS = 4.0
+BURST = 64  # messages handled from one socket before looking at the others
+
+
+def peer_uid(address: str) -> int | None:
+    """The uid in a libzmq ipc peer address: ``host:uid:gid:pid`` (Linux ``SO_PEERCRED``)
+    or ``host:uid:gid:`` (BSD/macOS ``LOCAL_PEERCRED``). None when absent."""
+    parts = address.rsplit(":", 3)
+    if len(parts) != 4:
+        return None
+    try:
+        return int(parts[1])
+    except ValueError:
+        return None
+
+
+class Server:
+    def __init__(self, paths: Paths, config: Config) -> None:
+        self.paths = paths
+        self.config = config
+        self.uid = os.getuid()
+        self.started_at = time.time()
+        self.process = psutil.Process()
+        self.process.cpu_percent(None)  # the first call only starts the measurement
+        self.metrics = Metrics()
+        self.registry = Registry(paths.registry_path)
+        self.cache = ReadCache()
+        self.journal = Journal(paths.journal_dir)
+        self.ops = handlers.build_registry()
+        self.stopping = False
+        self._stop_reason = ""
+        self._drained = False
+        self._deadline = 0.0
+        self.context: zmq.Context[Any] = zmq.Context()
+        # Bound before the writer connects (inproc) and before the ROUTER exists (ZAP).
+        self.zap = self.context.socket(zmq.REP)
+        self.zap.linger = 0
+        self.zap.bind(ZAP_ENDPOINT)
+        self.replies = self.context.socket(zmq.PULL)
+        self.replies.rcvhwm = 0
+        self.replies.linger = 0
+        self.replies.bind(REPLY_ENDPOINT)
+        self.writer = Writer(self.cache, self.journal, config.settings(), self.context,
+                             REPLY_ENDPOINT)
+        self.watcher = Watcher(self._queue_check, force_polling=config.force_polling)
+        self.scheduler = MaintenanceScheduler(config, paths.jobs_path, self._submit_maintenance,
+                                              self.registry.projects)
+        self.router: zmq.Socket[Any] | None = None
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._pending_signals: list[int] = []
+
+    # -- start -----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._install_signals()  # a SIGTERM from here on is a clean stop
+        for project in sorted(self.registry.projects()):
+            self.writer.attach(project)  # before the writer thread runs: no race
+        router = self.context.socket(zmq.ROUTER)
+        router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        router.linger = 0
+        router.setsockopt(zmq.MAXMSGSIZE, 1024 * 1024)
+        router.zap_domain = ZAP_DOMAIN
+        # libzmq creates the socket file with the umask: make it 0700 (no other thread runs
+        # yet, so changing the process-wide umask here affects nothing else).
+        previous = os.umask(0o077)
+        try:
+            router.bind(self.paths.endpoint)
+        finally:
+            os.umask(previous)
+        self.router = router
+        self.writer.start()
+        self.watcher.start()
+        for project in sorted(self.registry.projects()):
+            self.watcher.watch(project)
+        self.scheduler.start()
+        log.info("maestrod %s (pid %d) listening on %s; %d project(s) registered",
+                 handlers.package_version(), os.getpid(), self.paths.endpoint,
+                 len(self.registry.projects()))
+        notify("READY=1")
+
+    def _install_signals(self) -> None:
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        signal.set_wakeup_fd(self._wake_w.fileno(), warn_on_full_buffer=False)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self._pending_signals.append(signum)
+
+    # -- the loop --------------------------------------------------------------------------
+    def serve(self) -> None:
+        assert self.router is not None
+        poller = zmq.Poller()
+        poller.register(self.router, zmq.POLLIN)
+        poller.register(self.replies, zmq.POLLIN)
+        poller.register(self.zap, zmq.POLLIN)
+        poller.register(self._wake_r.fileno(), zmq.POLLIN)
+        while True:
+            timeout = None
+            if self.stopping:
+                if self._drained:
+                    break
+                timeout = max(0, int((self._deadline - time.monotonic()) * 1000))
+                if timeout == 0:
+                    log.error("shutdown: the write queue did not drain in %.0f s; exiting "
+                              "with %d job(s) unanswered", SHUTDOWN_BUDGET_SECONDS,
+                              self.writer.queue.depth())
+                    break
+            try:
+                events = dict(poller.poll(timeout))
+            except zmq.ZMQError as exc:
+                if exc.errno == errno.EINTR:
+                    continue
+                raise
+            if self._wake_r.fileno() in events:
+                self._drain_wakeups()
+            self._handle_signals()
+            if self.zap in events:
+                self._handle_zap()
+            if self.replies in events:
+                self._forward_replies()
+            if self.router in events:
+                self._handle_requests()
+
+    def _drain_wakeups(self) -> None:
+        try:
+            while self._wake_r.recv(512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _handle_signals(self) -> None:
+        while self._pending_signals:
+            signum = self._pending_signals.pop(0)
+            if signum == signal.SIGHUP:
+                self.reload_config()
+            else:
+                self.request_shutdown(f"received {signal.Signals(signum).name}")
+
+    # -- peers -----------------------------------------------------------------------------
+    def _handle_zap(self) -> None:
+        frames = self.zap.recv_multipart()
+        version, sequence = frames[0], frames[1]
+        address = frames[3].decode("utf-8", "replace") if len(frames) > 3 else ""
+        uid = peer_uid(address)
+        if uid == self.uid:
+            self.zap.send_multipart([version, sequence, b"200", b"OK", str(uid).encode(), b""])
+            return
+        log.warning("refused a connection from %s: uid %s is not the owner (uid %d)",
+                    address or "an unknown peer", "unknown" if uid is None else uid, self.uid)
+        self.zap.send_multipart([version, sequence, b"400", b"only the owning user may "
+                                 b"connect", b"", b""])
+
+    def _peer_allowed(self, frame: zmq.Frame) -> bool:
+        try:
+            address = frame.get("Peer-Address")
+        except zmq.ZMQError:
+            address = ""
+        uid = peer_uid(str(address))
+        if uid == self.uid:
+            return True
+        log.warning("dropped a message from %s: not the owning uid", address or "unknown peer")
+        return False
+
+    # -- requests ----------------------------------------------------------------------------
+    def _handle_requests(self) -> None:
+        assert self.router is not None
+        for _ in range(BURST):
+            try:
+                frames = self.router.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            started = time.monotonic()
+            if len(frames) < 2 or not self._peer_allowed(frames[-1]):
+                continue
+            route = tuple(f.bytes for f in frames[:-1])
+            self._handle_one(route, frames[-1].bytes, started)
+
+    def _handle_one(self, route: tuple[bytes, ...], body: bytes, started: float) -> None:
+        try:
+            request = decode_request(body)
+        except OpError as exc:
+            log.warning("bad request (%s): %s", exc.code, exc.message)
+            self._send(route, error_reply(request_id(body), exc.code, exc.message),
+                       "(undecodable)", started, ok=False)
+            return
+        op = request.op
+        try:
+            if self.stopping:
+                raise OpError(SHUTTING_DOWN, "the daemon is shutting down")
+            spec = self.ops.get(op)
+            if spec is None:
+                raise OpError(UNKNOWN_OP, f"unknown op {op!r}; known ops: "
+                              f"{', '.join(sorted(self.ops))}")
+            check_args(spec.args, request.args)
+            project = handlers.resolve_scope(spec, request, self.registry.projects())
+            call = handlers.Call(self, request, project, route, started)
+            result = spec.handler(call)
+        except OpError as exc:
+            if exc.code in (BAD_REQUEST, UNKNOWN_OP):
+                log.warning("%s %s: %s", op, exc.code, exc.message)
+            self._send(route, error_reply(request.id, exc.code, exc.message), op, started,
+                       ok=False)
+            return
+        except Exception:
+            log.error("internal error in %s:\n%s", op, traceback.format_exc().rstrip())
+            self._send(route, error_reply(request.id, INTERNAL,
+                                          f"internal error in {op}; see the daemon log"),
+                       op, started, ok=False)
+            return
+        if result is not None:
+            self._send(route, ok_reply(request.id, result), op, started, ok=True)
+
+    def _send(self, route: tuple[bytes, ...], reply: bytes, op: str, started: float,
+              *, ok: bool) -> None:
+        assert self.router is not None
+        self.metrics.record(op, time.monotonic() - started, ok)
+        try:
+            self.router.send_multipart([*route, reply], zmq.NOBLOCK)
+        except zmq.ZMQError as exc:
+            # EHOSTUNREACH (ROUTER_MANDATORY): the client went away; EAGAIN: it stopped reading.
+            log.info("reply to %s not delivered: %s", op, exc.strerror)
+
+    def _forward_replies(self) -> None:
+        for _ in range(BURST * 4):
+            try:
+                frames = self.replies.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if frames == [DRAINED]:
+                self._drained = True
+                continue
+            meta = json.loads(frames[0])
+            self._send(tuple(frames[1:-1]), frames[-1], meta["op"], meta["started"],
+                       ok=meta["ok"])
+
+    # -- writer helpers ----------------------------------------------------------------------
+    def _queue_check(self, project: Path) -> None:
+        self.writer.submit(CheckJob(project))
+
+    def _submit_maintenance(self, project: Path) -> Any:
+        return self.writer.submit_future(MemoryJob(project, "maintenance", {}))
+
+    # -- config and lifecycle --------------------------------------------------------------
+    def reload_config(self) -> None:
+        try:
+            config = load_config(self.paths.config_path)
+            self.scheduler.reschedule(config)
+        except ConfigError as exc:
+            log.error("SIGHUP: keeping the running configuration: %s", exc)
+            return
+        self.config = config
+        settings = config.settings()
+        try:
+            self.writer.submit(TaskJob("reload", lambda: self._apply_settings(settings)))
+        except Closed:
+            return
+        log.info("SIGHUP: configuration reloaded from %s", self.paths.config_path)
+
+    def _apply_settings(self, settings: Any) -> dict[str, Any]:
+        self.writer.set_settings(settings)
+        return {}
+
+    def request_shutdown(self, reason: str) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        self._stop_reason = reason
+        self._deadline = time.monotonic() + SHUTDOWN_BUDGET_SECONDS
+        log.info("stopping (%s): draining %d queued write(s)", reason,
+                 self.writer.queue.depth())
+        notify("STOPPING=1")
+        self.scheduler.stop()
+        self.writer.close()
+
+    def close(self) -> bool:
+        """After the loop: stop the threads, close the sockets (which removes the socket
+        file). False if the writer is stuck: then the context cannot be terminated cleanly."""
+        self.watcher.stop()
+        self.scheduler.stop()
+        self.writer.close()
+        if not self.writer.join(0.5):
+            log.error("the writer did not stop in time; exiting without it")
+            return False
+        self._forward_replies()
+        if self.router is not None:
+            self._handle_requests()  # what already arrived is told shutting_down, not dropped
+        signal.set_wakeup_fd(-1)
+        if self.router is not None:
+            # Give the replies just queued (the shutdown ack, drained writes) a moment to
+            # leave; LINGER 0 otherwise drops them at close.
+            self.router.linger = 500
+            self.router.close()
+        self.replies.close()
+        self.zap.close()
+        self.context.term()
+        self._wake_r.close()
+        self._wake_w.close()
+        log.info("stopped (%s)", self._stop_reason or "loop ended")
+        return True
+

@@ -1,0 +1,506 @@
+"""The single writer thread: every mutation of every project goes through it, group-committed.
+
+The main thread queues jobs; the writer takes the next one and, for a memory op, also every
+other memory op already queued for the same project, and applies them all in one core
+transaction::
+
+    project lock -> recover -> parsed Memory (reused if the files are unchanged on disk)
+      -> each request's handler (ops.dispatch_memory_op) -> one MemoryStore.commit
+      -> publish memory.view() to the read cache -> journal -> every reply
+
+A reply goes out (through an inproc PUSH socket to the main thread, which alone owns the
+ROUTER) only after the commit that made its write durable. An ``OpError`` fails only its own
+request: the core validates before it mutates. Any other exception fails its request with
+``internal``, the batch's Memory is thrown away and the remaining requests are re-applied to
+a fresh parse. A failed commit fails the whole batch; the files on disk are the previous ones.
+
+The writer also runs the watcher's checks (so a check never races one of our own commits) and
+the control tasks (register, unregister, config reload) that touch daemon state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from ..core import fsio
+from ..core.memory import Memory, MemoryView, Settings
+from ..core.model import MemoryWriteError
+from ..core.store import READ_NAMES, MemoryStore, today
+from . import journal as jr
+from .cache import ReadCache
+from .ops import Args, core_errors, dispatch_memory_op
+from .protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
+
+log = logging.getLogger("maestrod")
+
+MAX_BATCH = 512
+DRAINED = b"drained"
+
+Signature = tuple[tuple[int, int, int] | None, ...]
+
+
+class Closed(Exception):
+    """The write queue no longer accepts jobs (the daemon is stopping)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    result: dict[str, Any] | None = None
+    code: str = ""
+    message: str = ""
+
+    @classmethod
+    def success(cls, result: dict[str, Any]) -> Outcome:
+        return cls(True, result=result)
+
+    @classmethod
+    def failure(cls, code: str, message: str) -> Outcome:
+        return cls(False, code=code, message=message)
+
+    def encode(self, req_id: str) -> bytes:
+        if self.ok:
+            return ok_reply(req_id, self.result or {})
+        return error_reply(req_id, self.code, self.message)
+
+
+@dataclass(frozen=True)
+class ReplyTo:
+    """Where a client's reply goes: the ROUTER route, the request id, for metrics the op and
+    the time the request arrived."""
+
+    route: tuple[bytes, ...]
+    req_id: str
+    op: str
+    started: float
+
+
+@dataclass(eq=False)
+class _Job:
+    reply_to: ReplyTo | None = field(default=None, kw_only=True)
+    future: Future[Outcome] | None = field(default=None, kw_only=True)
+
+
+@dataclass(eq=False)
+class MemoryJob(_Job):
+    """A memory op (or an internal mutation ``apply``) for one project."""
+
+    project: Path
+    op: str
+    args: Args = field(default_factory=dict)
+    pid: int | None = None
+    apply: Callable[[Memory], dict[str, Any]] | None = None
+
+
+@dataclass(eq=False)
+class TaskJob(_Job):
+    """Control work run on the writer thread (register, unregister, reload)."""
+
+    name: str
+    fn: Callable[[], dict[str, Any]]
+
+
+@dataclass(eq=False)
+class CheckJob(_Job):
+    """Look at a project's files for a change made by someone else."""
+
+    project: Path
+
+
+Job = MemoryJob | TaskJob | CheckJob
+
+
+class WriteQueue:
+    """FIFO of jobs that lets the writer take all queued memory ops of one project at once."""
+
+    def __init__(self) -> None:
+        self._items: deque[Job] = deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._checks: set[Path] = set()
+
+    def put(self, job: Job) -> None:
+        with self._cond:
+            if self._closed:
+                raise Closed("the daemon is shutting down")
+            if isinstance(job, CheckJob):
+                if job.project in self._checks:
+                    return  # one pending check per project is enough
+                self._checks.add(job.project)
+            self._items.append(job)
+            self._cond.notify()
+
+    def take(self) -> Job | None:
+        """The next job; None once closed and empty."""
+        with self._cond:
+            while not self._items and not self._closed:
+                self._cond.wait()
+            if not self._items:
+                return None
+            job = self._items.popleft()
+            if isinstance(job, CheckJob):
+                self._checks.discard(job.project)
+            return job
+
+    def take_same_project(self, project: Path, limit: int) -> list[MemoryJob]:
+        with self._cond:
+            taken: list[MemoryJob] = []
+            kept: deque[Job] = deque()
+            for job in self._items:
+                if (len(taken) < limit and isinstance(job, MemoryJob)
+                        and job.project == project):
+                    taken.append(job)
+                else:
+                    kept.append(job)
+            self._items = kept
+            return taken
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def depth(self) -> int:
+        return len(self._items)
+
+
+def memory_dir_of(project: Path) -> Path:
+    return MemoryStore(project).memory_dir
+
+
+def disk_signature(memory_dir: Path) -> Signature:
+    """(inode, size, mtime) of each memory file, None for a missing one: cheap to compare."""
+    out: list[tuple[int, int, int] | None] = []
+    for name in READ_NAMES:
+        try:
+            st = os.stat(memory_dir / name)
+        except FileNotFoundError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def content_hash(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(fsio.encode(text)).hexdigest()
+
+
+@dataclass
+class _Tracked:
+    """What the writer last read from, or wrote to, one project's files."""
+
+    memory: Memory | None = None  # parsed from exactly what is on disk
+    signature: Signature | None = None
+    hashes: dict[str, str | None] = field(default_factory=dict)
+    texts: dict[str, str | None] = field(default_factory=dict)
+
+
+def _change_marker(memory: Memory) -> tuple[object, ...]:
+    """Changes whenever a request changes anything the commit would write."""
+    return (memory.generation, len(memory.state.sessions), memory.state.changed,
+            *(doc.changed for doc in memory.docs.values()))
+
+
+class _TransactionBackend:
+    """``ops.Backend`` over the Memory of the transaction in progress."""
+
+    def __init__(self, project: Path, memory: Memory) -> None:
+        self.project = project
+        self.memory = memory
+
+    def _same(self, project: Path) -> None:
+        if project != self.project:
+            raise OpError(INTERNAL, f"handler for {self.project} touched {project}")
+
+    def read(self, project: Path) -> MemoryView:
+        self._same(project)
+        return self.memory.view()
+
+    def write(self, project: Path, op: str, fn: Callable[[Memory], Any]) -> Any:
+        self._same(project)
+        return fn(self.memory)
+
+    def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
+        self._same(project)
+        self.memory.reinforce_referenced(entry_ids, session_id)
+
+
+class Writer:
+    def __init__(self, cache: ReadCache, journal: jr.Journal, settings: Settings,
+                 context: zmq.Context[Any], reply_endpoint: str) -> None:
+        self.cache = cache
+        self.journal = journal
+        self.settings = settings
+        self.queue = WriteQueue()
+        self._context = context
+        self._reply_endpoint = reply_endpoint
+        self._push: zmq.Socket[Any] | None = None
+        self._tracked: dict[Path, _Tracked] = {}
+        # Counters for status (written by the writer thread only).
+        self.stats = {"transactions": 0, "requests": 0, "commits": 0, "failed_commits": 0}
+        self._thread = threading.Thread(target=self._run, name="writer", daemon=True)
+
+    # -- the thread ------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        """Accept no more jobs; the thread finishes the queued ones, then says DRAINED."""
+        self.queue.close()
+
+    def join(self, timeout: float) -> bool:
+        if self._thread.ident is None:
+            return True  # never started
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def submit(self, job: Job) -> None:
+        self.queue.put(job)
+
+    def submit_future(self, job: Job) -> Future[Outcome]:
+        """Queue ``job``; the future resolves to its outcome (or fails with ``Closed``)."""
+        future: Future[Outcome] = Future()
+        job.future = future
+        self.queue.put(job)
+        return future
+
+    def _run(self) -> None:
+        push = self._context.socket(zmq.PUSH)
+        push.sndhwm = 0
+        push.linger = 1000
+        push.connect(self._reply_endpoint)
+        self._push = push
+        try:
+            while (job := self.queue.take()) is not None:
+                try:
+                    self._handle(job)
+                except Exception:
+                    log.exception("writer: unexpected error in %s", type(job).__name__)
+                    self._finish(job, Outcome.failure(INTERNAL, "internal error in the writer; "
+                                                      "see the daemon log"))
+        finally:
+            push.send(DRAINED)
+            push.close()
+            self._push = None
+
+    def _handle(self, job: Job) -> None:
+        if isinstance(job, MemoryJob):
+            batch = [job, *self.queue.take_same_project(job.project, MAX_BATCH - 1)]
+            self._apply_batch(job.project, batch)
+        elif isinstance(job, TaskJob):
+            try:
+                outcome = Outcome.success(job.fn())
+            except OpError as exc:
+                outcome = Outcome.failure(exc.code, exc.message)
+            self._finish(job, outcome)
+        else:
+            self.check(job.project)
+            self._finish(job, Outcome.success({}))
+
+    def _finish(self, job: Job, outcome: Outcome) -> None:
+        if job.reply_to is not None and self._push is not None:
+            meta = json.dumps({"op": job.reply_to.op, "started": job.reply_to.started,
+                               "ok": outcome.ok}).encode()
+            self._push.send_multipart([meta, *job.reply_to.route,
+                                       outcome.encode(job.reply_to.req_id)])
+        if job.future is not None and not job.future.done():
+            job.future.set_result(outcome)
+
+    # -- project state (writer thread only) ------------------------------------------------
+    def attach(self, project: Path) -> None:
+        """Start tracking ``project``: parse its files and publish the first view."""
+        tracked = self._tracked.setdefault(project, _Tracked())
+        try:
+            memory = self._load(project, tracked, reuse=False)
+        except Exception as exc:
+            log.error("cannot read the memory of %s: %s", project, exc)
+            self.cache.read_failed(project, f"cannot read the memory files: {exc}")
+            return
+        self.cache.publish(project, memory.view())
+
+    def detach(self, project: Path) -> None:
+        self._tracked.pop(project, None)
+        self.cache.drop(project)
+
+    def set_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        for project, tracked in self._tracked.items():
+            if tracked.memory is not None:
+                tracked.memory.settings = settings
+                self.cache.publish(project, tracked.memory.view())
+
+    def check(self, project: Path) -> None:
+        """The watcher's question: did someone else change the files? (No lock: a commit
+        replaces files atomically, so what we read is whole; a multi-file commit caught half
+        way is followed by more events, and a later check sees the rest.)"""
+        tracked = self._tracked.get(project)
+        if tracked is None:
+            return
+        if tracked.memory is not None and disk_signature(memory_dir_of(project)) == \
+                tracked.signature:
+            return
+        try:
+            self._load(project, tracked, reuse=True)
+        except Exception as exc:
+            reason = f"cannot read the memory files: {exc}"
+            info = self.cache.info(project)
+            if info is None or info.read_error != reason:
+                log.error("%s: %s", project, reason)
+            tracked.memory = None
+            self.cache.read_failed(project, reason)
+
+    def _load(self, project: Path, tracked: _Tracked, *, reuse: bool) -> Memory:
+        """The parsed Memory of ``project``: the tracked one if the files have not changed
+        since we last read or wrote them, else a fresh parse (an external edit if the content
+        differs from what we knew)."""
+        memory_dir = memory_dir_of(project)
+        signature = disk_signature(memory_dir)  # before reading: a change after it shows later
+        if reuse and tracked.memory is not None and signature == tracked.signature:
+            tracked.memory.today = today()
+            tracked.memory.settings = self.settings
+            return tracked.memory
+        texts = fsio.read_files(memory_dir, READ_NAMES)
+        hashes = {name: content_hash(texts.get(name)) for name in READ_NAMES}
+        memory = Memory.load(texts, today=today(), settings=self.settings)
+        known = tracked.signature is not None
+        changed = [name for name in READ_NAMES if hashes[name] != tracked.hashes.get(name)]
+        tracked.memory, tracked.signature, tracked.hashes = memory, signature, hashes
+        tracked.texts = dict(texts)
+        info = self.cache.info(project)
+        if known and changed:
+            self._external_edit(project, memory, changed, info.view if info else None)
+        elif info is not None and info.read_error is not None:
+            self.cache.publish(project, memory.view())
+        return memory
+
+    def _external_edit(self, project: Path, memory: Memory, files: list[str],
+                       previous: MemoryView | None) -> None:
+        view = memory.view()
+        changes = jr.diff_values(jr.view_values(previous), jr.view_values(view))
+        when = jr.now_iso()
+        log.info("external edit of %s in %s (%d entries changed)", ", ".join(files), project,
+                 len(changes))
+        self.journal.append(project, [jr.record("external_edit", session_id=None, pid=None,
+                                                changes=changes, files=files)])
+        self.cache.publish(project, view)
+        self.cache.external_edit(project, when)
+
+    # -- group commit ----------------------------------------------------------------------
+    def _apply_batch(self, project: Path, batch: list[MemoryJob]) -> None:
+        tracked = self._tracked.get(project)
+        if tracked is None:
+            for job in batch:
+                self._finish(job, Outcome.failure(NOT_REGISTERED,
+                                                  f"project {project} is not registered"))
+            return
+        store = MemoryStore(project, settings=self.settings)
+        pending = list(batch)
+        started = time.monotonic()
+        try:
+            with fsio.project_lock(store.memory_dir):
+                fsio.recover(store.memory_dir)
+                while True:
+                    memory = self._load(project, tracked, reuse=True)
+                    results, records, crashed = self._run_requests(pending, memory)
+                    if crashed is None:
+                        break
+                    # The Memory may be half-changed: drop it, re-parse, re-apply the rest.
+                    self._finish(crashed, Outcome.failure(
+                        INTERNAL, f"internal error in {crashed.op}; see the daemon log"))
+                    pending.remove(crashed)
+                    tracked.memory = None
+                    if not pending:
+                        return
+                written = store.commit(memory)
+                self.stats["transactions"] += 1
+                self.stats["requests"] += len(pending)
+                if written:
+                    self.stats["commits"] += 1
+                    tracked.signature = disk_signature(store.memory_dir)
+                    self._committed(tracked, written)
+        except Exception as exc:
+            self._batch_failed(project, tracked, pending, exc)
+            return
+        self.cache.publish(project, (tracked.memory or memory).view())
+        self.journal.append(project, records)
+        for job, outcome in results:
+            self._finish(job, outcome)
+        if len(pending) > 1 or written:
+            log.debug("%s: committed %d request(s), %s in %.1f ms", project, len(pending),
+                      ", ".join(written) or "no files", (time.monotonic() - started) * 1000)
+
+    def _committed(self, tracked: _Tracked, written: dict[str, str]) -> None:
+        """Track what we just wrote. The next transaction starts from a parse of exactly these
+        texts (no disk read): a Memory is not meant to be mutated again after its commit."""
+        ours = {name: text for name, text in written.items() if name in READ_NAMES}
+        tracked.hashes.update({name: content_hash(text) for name, text in ours.items()})
+        tracked.texts.update(ours)
+        tracked.memory = Memory.load(tracked.texts, today=today(), settings=self.settings)
+
+    def _run_requests(
+        self, jobs: list[MemoryJob], memory: Memory
+    ) -> tuple[list[tuple[MemoryJob, Outcome]], list[dict[str, Any]], MemoryJob | None]:
+        results: list[tuple[MemoryJob, Outcome]] = []
+        records: list[dict[str, Any]] = []
+        for job in jobs:
+            before = jr.memory_values(memory)
+            marker = _change_marker(memory)
+            try:
+                result = self._run_one(job, memory)
+            except OpError as exc:
+                results.append((job, Outcome.failure(exc.code, exc.message)))
+                continue
+            except Exception:
+                log.exception("internal error in %s for %s (args %s)", job.op, job.project,
+                              sorted(job.args))
+                return results, records, job
+            results.append((job, Outcome.success(result)))
+            if _change_marker(memory) != marker:
+                session = job.args.get("session_id", result.get("session_id"))
+                records.append(jr.record(
+                    job.op, session_id=session if isinstance(session, str) else None,
+                    pid=job.pid, changes=jr.diff_values(before, jr.memory_values(memory)),
+                ))
+        return results, records, None
+
+    def _run_one(self, job: MemoryJob, memory: Memory) -> dict[str, Any]:
+        apply = job.apply
+        if apply is not None:
+            return core_errors(lambda: apply(memory))
+        return dispatch_memory_op(_TransactionBackend(job.project, memory), job.op,
+                                  job.project, job.args)
+
+    def _batch_failed(self, project: Path, tracked: _Tracked, pending: list[MemoryJob],
+                      exc: Exception) -> None:
+        self.stats["failed_commits"] += 1
+        if isinstance(exc, MemoryWriteError):
+            message = str(exc.strerror or exc)
+            log.error("commit in %s failed: %s", project, message)
+        elif isinstance(exc, OSError):
+            message = f"cannot read or lock the memory files of {project}: {exc}"
+            log.error("%s", message)
+        else:
+            message = "internal error while committing; see the daemon log"
+            log.exception("transaction for %s failed", project)
+        if "intact" not in message and isinstance(exc, MemoryWriteError):
+            message += "; the previous files are intact"
+        for job in pending:
+            self._finish(job, Outcome.failure(INTERNAL, message))
+        # Forget what we thought was on disk and read it again, lock-free.
+        tracked.memory, tracked.signature, tracked.hashes, tracked.texts = None, None, {}, {}
+        with contextlib.suppress(Exception):
+            self.attach(project)
