@@ -49,7 +49,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from .text import STOP_WORDS, stem
 
@@ -242,17 +242,24 @@ class _Rule:
     negative: bool
     marker: str
 
-    @property
+    @cached_property
     def core_set(self) -> frozenset[str]:
         return frozenset(t.norm for t in self.core)
 
-    @property
+    @cached_property
     def rejected_set(self) -> frozenset[str]:
         return frozenset(t.norm for t in self.rejected)
 
-    @property
+    @cached_property
     def all_set(self) -> frozenset[str]:
         return self.core_set | self.rejected_set
+
+    @cached_property
+    def families(self) -> frozenset[str]:
+        """The known families (package manager, test runner …) its words belong to."""
+        found = {_FAMILIES.get(t.norm) for t in (*self.core, *self.rejected)}
+        found |= {_FAMILIES.get(t.raw.lower()) for t in (*self.core, *self.rejected)}
+        return frozenset(f for f in found if f is not None)
 
 
 _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
@@ -683,8 +690,19 @@ def _overlap(a: _Rule, b: _Rule) -> float:
     return len(sa & sb) / len(union) if union else 1.0
 
 
+def _may_relate(old: _Rule, new: _Rule) -> bool:
+    """Cheap necessary condition for any verdict but "added": the rules share a word, or name
+    members of one known family (pnpm/yarn), or one of them has no words to compare."""
+    sa, sb = old.all_set, new.all_set
+    if not sa or not sb or sa & sb:
+        return True
+    return bool(old.families & new.families)
+
+
 def _judge(old: _Rule, new: _Rule) -> tuple[int, str] | None:
     """(priority, reason) when ``new`` restates (2) or contradicts (1) ``old``; else None."""
+    if not _may_relate(old, new):
+        return None  # the write path scans every entry of the category: keep that cheap
     if _is_duplicate(old, new):
         return 2, "same rule restated"
     d = _diff(old, new)

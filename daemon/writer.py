@@ -431,7 +431,7 @@ class Writer:
                 if written:
                     self.stats["commits"] += 1
                     tracked.signature = disk_signature(store.memory_dir)
-                    self._committed(tracked, written)
+                    self._committed(tracked, written, memory)
         except Exception as exc:
             self._batch_failed(project, tracked, pending, exc)
             return
@@ -443,13 +443,14 @@ class Writer:
             log.debug("%s: committed %d request(s), %s in %.1f ms", project, len(pending),
                       ", ".join(written) or "no files", (time.monotonic() - started) * 1000)
 
-    def _committed(self, tracked: _Tracked, written: dict[str, str]) -> None:
-        """Track what we just wrote. The next transaction starts from a parse of exactly these
-        texts (no disk read): a Memory is not meant to be mutated again after its commit."""
+    def _committed(self, tracked: _Tracked, written: dict[str, str], memory: Memory) -> None:
+        """Track what we just wrote. ``commit`` left ``memory`` equal to the files (its
+        ``mark_clean`` renders every committed entry into its lines), so the next transaction
+        starts from it: no disk read, no parse."""
         ours = {name: text for name, text in written.items() if name in READ_NAMES}
         tracked.hashes.update({name: content_hash(text) for name, text in ours.items()})
         tracked.texts.update(ours)
-        tracked.memory = Memory.load(tracked.texts, today=today(), settings=self.settings)
+        tracked.memory = memory
 
     def _run_requests(
         self, jobs: list[MemoryJob], memory: Memory
@@ -496,7 +497,9 @@ class Writer:
         else:
             message = "internal error while committing; see the daemon log"
             log.exception("transaction for %s failed", project)
-        if "intact" not in message and isinstance(exc, MemoryWriteError):
+        # (reliability) Never claim "intact" when fsio says the new content is in place.
+        if ("intact" not in message and "in place" not in message
+                and isinstance(exc, MemoryWriteError)):
             message += "; the previous files are intact"
         for job in pending:
             self._finish(job, Outcome.failure(INTERNAL, message))
