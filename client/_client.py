@@ -103,6 +103,8 @@ class Client:
         self._pid = os.getpid()
         self._counter = 0
         self._id_prefix = os.urandom(4).hex()
+        self._rcvtimeo = -1  # the RCVTIMEO last set on the socket, in ms
+        self._probe_paths: tuple[str, str] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> Client:
@@ -138,7 +140,9 @@ class Client:
         """Whether a daemon is listening, from the socket and lock files alone (no waiting)."""
         from ._liveness import daemon_listening
 
-        return daemon_listening(self.paths.socket_path, self.paths.lock_path)
+        if self._probe_paths is None:  # resolved once: this runs before every request
+            self._probe_paths = (str(self.paths.socket_path), str(self.paths.lock_path))
+        return daemon_listening(*self._probe_paths)
 
     # -- the ops -----------------------------------------------------------------------------
     def hello(self) -> Result:
@@ -328,6 +332,7 @@ class Client:
             sock.setsockopt(zmq.SNDTIMEO, max(1, int(self.timeout * 1000)))
             sock.connect(self.paths.endpoint)
             self._socket = sock
+            self._rcvtimeo = -1
         return self._socket
 
     def _drop_socket(self) -> None:
@@ -342,16 +347,21 @@ class Client:
         from ..daemon.protocol import encode_request
 
         req_id = self._next_id()
-        frame = encode_request(req_id, op, project, args, pid=os.getpid())
+        frame = encode_request(req_id, op, project, args, pid=self._pid)
         deadline = time.monotonic() + self.timeout
         try:
             sock = self._ensure_socket()
             sock.send(frame)
             while True:
+                # A blocking recv bounded by RCVTIMEO: cheaper than a poll per call, which
+                # matters because every agent start-up waits on this round trip.
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
-                if remaining_ms <= 0 or not sock.poll(remaining_ms, zmq.POLLIN):
+                if remaining_ms <= 0:
                     raise _NoReply
-                frames = sock.recv_multipart(zmq.NOBLOCK)
+                if remaining_ms != self._rcvtimeo:
+                    sock.setsockopt(zmq.RCVTIMEO, remaining_ms)
+                    self._rcvtimeo = remaining_ms
+                frames = sock.recv_multipart()
                 reply = _decode_reply(frames[-1] if frames else b"")
                 if reply.get("id") != req_id:
                     continue  # a late reply to a call that already gave up: not ours

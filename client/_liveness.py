@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 
-def lock_is_held(lock_path: Path) -> bool:
+def lock_is_held(lock_path: Path | str) -> bool:
     """True when some process holds a lock on ``lock_path`` (i.e. a daemon is alive)."""
     try:
         fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
@@ -42,7 +42,7 @@ def lock_is_held(lock_path: Path) -> bool:
         os.close(fd)
 
 
-def daemon_listening(socket_path: Path, lock_path: Path) -> bool:
+def daemon_listening(socket_path: Path | str, lock_path: Path | str) -> bool:
     """True when a daemon holds the lock and its socket exists; no network round trip."""
     if not os.path.exists(socket_path):
         return False

@@ -16,9 +16,12 @@ import fcntl
 import logging
 import os
 import stat
+import time
 from pathlib import Path
 
 from .paths import SUN_PATH_MAX, Paths
+
+LOCK_GRACE_SECONDS = 0.25
 
 log = logging.getLogger("maestrod")
 
@@ -73,13 +76,22 @@ class InstanceLock:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise StartupError(f"cannot open lock file {path}: {exc.strerror}") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise StartupError(f"already running (pid {self._running_pid()})") from exc
-            raise StartupError(f"cannot lock {path}: {exc.strerror}") from exc
+        # A client's liveness probe holds a shared lock for a few microseconds; a daemon holds
+        # its exclusive lock for life. So a lock still held after a short grace is a daemon.
+        deadline = time.monotonic() + LOCK_GRACE_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                busy = exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+                if busy and time.monotonic() < deadline:
+                    time.sleep(0.005)  # retry interval of the grace period
+                    continue
+                os.close(fd)
+                if busy:
+                    raise StartupError(f"already running (pid {self._running_pid()})") from exc
+                raise StartupError(f"cannot lock {path}: {exc.strerror}") from exc
         self._fd = fd
         # We are the only daemon for these paths: leftovers of a killed one are stale.
         for leftover in (self.paths.socket_path, self.paths.pid_path):
