@@ -14,7 +14,16 @@ Protocol (every writer, daemon or direct, follows it):
    removed. So after a crash the set of files is either all old or, after recovery, all new.
 
 A failure before anything was renamed removes every temp file and raises
-``MemoryWriteError``: the previous files are intact. Readers take no lock: ``os.replace`` is
+``MemoryWriteError``: the previous files are intact.
+
+People edit these files without the lock (an editor, ``git checkout``). ``commit`` takes an
+``unchanged`` check, run after the temps are durable and right before the first rename: if a
+file changed since the caller read it, nothing is renamed and ``ChangedUnderneath`` is raised,
+so the caller reads again and re-applies instead of renaming over the edit. That leaves a
+window of a few system calls (the check's stats to the renames) instead of the whole
+transaction (two fsyncs). ``commit`` returns what it wrote as ``(inode, size, mtime_ns)`` of
+each file, taken from the temp file itself, so the caller can tell its own files from a later
+edit. Readers take no lock: ``os.replace`` is
 atomic, so a reader sees the old file or the new one, never a torn one.
 
 The I/O steps go through ``IO`` so the fault-injection tests can fail the Nth call of any step.
@@ -29,13 +38,15 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .model import MemoryWriteError
 
 log = logging.getLogger("maestro_memory.core")
+
+FileSignature = tuple[int, int, int]  # (inode, size, mtime_ns)
 
 LOCK_FILE = ".lock"
 INTENT_FILE = ".commit"
@@ -68,6 +79,24 @@ class _IO:
 
 
 IO = _IO()
+
+
+class ChangedUnderneath(MemoryWriteError):
+    """A file changed (written without the lock) between the caller's read and its commit.
+    Nothing was renamed: read again and re-apply."""
+
+
+def signature(memory_dir: Path, names: tuple[str, ...]) -> tuple[FileSignature | None, ...]:
+    """(inode, size, mtime_ns) of each file, None for a missing one: cheap to compare."""
+    out: list[FileSignature | None] = []
+    for name in names:
+        try:
+            st = os.stat(memory_dir / name)
+        except FileNotFoundError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def is_temp_name(name: str) -> bool:
@@ -115,7 +144,8 @@ def _temp_path(memory_dir: Path, name: str) -> str:
     return str(memory_dir / f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
 
 
-def _write_temp(memory_dir: Path, name: str, data: bytes, temps: list[str]) -> str:
+def _write_temp(memory_dir: Path, name: str, data: bytes, temps: list[str],
+                sigs: dict[str, FileSignature] | None = None) -> str:
     target = memory_dir / name
     try:
         mode = target.stat().st_mode & 0o777
@@ -132,6 +162,9 @@ def _write_temp(memory_dir: Path, name: str, data: bytes, temps: list[str]) -> s
                 raise OSError(errno.EIO, "short write")
             view = view[written:]
         IO.fsync(fd)
+        if sigs is not None:
+            st = os.fstat(fd)  # a rename keeps inode, size and mtime: this is the file we put
+            sigs[name] = (st.st_ino, st.st_size, st.st_mtime_ns)
     finally:
         os.close(fd)
     return tmp
@@ -143,10 +176,15 @@ def _cleanup(paths: list[str]) -> None:
             os.unlink(p)
 
 
-def commit(memory_dir: Path, files: Mapping[str, bytes]) -> None:
-    """Durably replace ``files`` (name -> content) in ``memory_dir``. Caller holds the lock."""
+def commit(memory_dir: Path, files: Mapping[str, bytes], *,
+           unchanged: Callable[[], bool] | None = None) -> dict[str, FileSignature]:
+    """Durably replace ``files`` (name -> content) in ``memory_dir``. Caller holds the lock.
+
+    ``unchanged``: called right before the first rename; False raises ``ChangedUnderneath``
+    (nothing renamed). Returns the signature of each file written."""
+    sigs: dict[str, FileSignature] = {}
     if not files:
-        return
+        return sigs
     temps: list[str] = []
     pairs: list[tuple[str, str]] = []
     intent_path = str(memory_dir / INTENT_FILE)
@@ -154,7 +192,8 @@ def commit(memory_dir: Path, files: Mapping[str, bytes]) -> None:
     intent = False
     try:
         for name, data in files.items():
-            pairs.append((_write_temp(memory_dir, name, data, temps), str(memory_dir / name)))
+            pairs.append((_write_temp(memory_dir, name, data, temps, sigs),
+                          str(memory_dir / name)))
         if len(pairs) > 1:
             intent_tmp = _write_temp(
                 memory_dir, INTENT_FILE, json.dumps({"renames": pairs}).encode(), temps
@@ -163,10 +202,17 @@ def commit(memory_dir: Path, files: Mapping[str, bytes]) -> None:
             temps.remove(intent_tmp)
             intent = True
             IO.fsync_dir(str(memory_dir))
+        if unchanged is not None and not unchanged():
+            raise ChangedUnderneath(
+                errno.EAGAIN, f"{', '.join(files)} in {memory_dir} changed while this write "
+                "was prepared (written without the lock); nothing was written")
         for src, dst in pairs:
             IO.replace(src, dst)
             renamed += 1
         IO.fsync_dir(str(memory_dir))
+    except ChangedUnderneath:
+        _cleanup(temps + ([intent_path] if intent else []))
+        raise
     except OSError as exc:
         if renamed == 0:
             _cleanup(temps + ([intent_path] if intent else []))
@@ -189,6 +235,7 @@ def commit(memory_dir: Path, files: Mapping[str, bytes]) -> None:
     if intent:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(intent_path)
+    return sigs
 
 
 def recover(memory_dir: Path) -> list[str]:

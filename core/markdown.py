@@ -31,18 +31,23 @@ LOG_HEADING = "Maintenance Log"
 ENTRIES_HEADING = "Entries"
 ARCHIVED_HEADING = "Archived"
 
+# Every pattern here runs in linear time on any line (a memory file can come from anyone's
+# commit): no two adjacent quantifiers can trade characters back and forth (possessive ``*+``
+# where they could), and the end-of-line parts are done with ``rstrip`` instead of a lazy
+# ``(.*?)\s*$``, which is quadratic on a long run of spaces. tests/reliability/
+# test_rel_file_fuzz.py checks them against the plain patterns they replace.
 _DATE = r"\d{4}-\d{2}-\d{2}"
-_META = re.compile(r"\s*<!--\s*mm:(?P<meta>[^>]*?)\s*-->\s*$")
-_SEMANTIC = re.compile(
-    r"^\s*[-*]\s*(?:\[(?P<date>" + _DATE + r"|date)\]\s*)?"
-    r"(?:\[(?P<conf>[^\]\s]*)\]\s*)?(?P<text>.*?)\s*$"
+_META_OPEN = re.compile(r"<!--\s*+mm:")
+_SEMANTIC = re.compile(  # matched against the line without its trailing whitespace
+    r"^\s*+[-*]\s*+(?:\[(?P<date>" + _DATE + r"|date)\]\s*+)?"
+    r"(?:\[(?P<conf>[^\]\s]*+)\]\s*+)?(?P<text>.*)$"
 )
-_EPISODIC = re.compile(
-    r"^###\s*\[salience:\s*(?P<sal>[^\]]*)\]\s*\[confidence:\s*(?P<conf>[^\]]*)\]\s*"
-    r"\[(?P<date>[^\]]*)\]\s*(?:\[(?P<sid>[^\]]*)\])?\s*$"
+_EPISODIC = re.compile(  # matched against the header without its trailing whitespace
+    r"^###\s*+\[salience:\s*+(?P<sal>[^\]]*+)\]\s*+\[confidence:\s*+(?P<conf>[^\]]*+)\]\s*+"
+    r"\[(?P<date>[^\]]*+)\]\s*+(?:\[(?P<sid>[^\]]*+)\])?+\s*+$"
 )
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING_START = re.compile(r"^(#{1,6})\s")
 
 
 def split_lines(text: str) -> list[str]:
@@ -85,7 +90,9 @@ def fmt_score(value: float, *, min_decimals: int) -> str:
 
 def derived_id(prefix: str, text: str, occurrence: int) -> str:
     """Id for an entry that has no metadata yet: stable while its text is unchanged."""
-    digest = hashlib.sha1(f"{text}\x00{occurrence}".encode()).hexdigest()[:8]
+    # surrogateescape: a hand-written line may hold bytes that are not UTF-8
+    digest = hashlib.sha1(f"{text}\x00{occurrence}".encode("utf-8", "surrogateescape")
+                          ).hexdigest()[:8]
     return f"{prefix}-{digest}"
 
 
@@ -296,9 +303,9 @@ def parse(kind: FileKind, text: str | None) -> Document:
     while i < len(lines):
         line = lines[i]
         bare = _strip_eol(line)
-        heading = _HEADING.match(bare)
-        if heading and len(heading.group(1)) == 2:
-            doc.sections.append(Section(line, heading.group(2), []))
+        heading = _heading(bare)
+        if heading is not None and heading[0] == 2:
+            doc.sections.append(Section(line, heading[1], []))
             i += 1
             continue
         section = doc.sections[-1]
@@ -320,11 +327,33 @@ def parse(kind: FileKind, text: str | None) -> Document:
     return doc
 
 
+def _heading(bare: str) -> tuple[int, str] | None:
+    """``(level, title)`` of an ATX heading (``## Title ##``), else None."""
+    m = _HEADING_START.match(bare)
+    if m is None:
+        return None
+    # The title without the surrounding spaces and an optional closing run of '#'.
+    return len(m.group(1)), bare[m.end():].rstrip().rstrip("#").rstrip().lstrip()
+
+
 def _split_meta(bare: str) -> tuple[str, dict[str, str]]:
-    m = _META.search(bare)
-    if not m:
+    """Split ``text <!-- mm:k=v ... -->`` (the comment last on the line) into the text before
+    the comment and the metadata. The comment holds no '>', so it opens after the last '>'
+    before the closing ``-->``; the leftmost ``<!-- mm:`` there is the one."""
+    tail = bare.rstrip()
+    if not tail.endswith("-->"):
         return bare, {}
-    return bare[: m.start()], parse_meta(m.group("meta"))
+    close = len(tail) - 3
+    at = tail.rfind(">", 0, close) + 1
+    while True:
+        q = tail.find("<!--", at, close)
+        if q < 0:
+            return bare, {}
+        m = _META_OPEN.match(tail, q)
+        if m is not None and m.end() <= close:
+            break
+        at = q + 1
+    return tail[:q].rstrip(), parse_meta(tail[m.end():close])
 
 
 def _entry_id(
@@ -354,9 +383,9 @@ def _parse_semantic_line(
     doc: Document, line: str, index: int, category: str, seen: dict[str, int]
 ) -> RawBlock | EntryBlock:
     bare, meta = _split_meta(_strip_eol(line))
-    if not re.match(r"^\s*[-*]", bare):
+    if not re.match(r"^\s*+[-*]", bare):
         return RawBlock([line])
-    m = _SEMANTIC.match(bare)
+    m = _SEMANTIC.match(bare.rstrip())
     if not m or not m.group("text"):
         return RawBlock([line])
     conf_raw = m.group("conf")
@@ -436,8 +465,8 @@ def _unescape(line: str) -> str:
 
 
 def _is_h2(bare: str) -> bool:
-    h = _HEADING.match(bare)
-    return bool(h and len(h.group(1)) == 2)
+    h = _heading(bare)
+    return h is not None and h[0] == 2
 
 
 def new_document(kind: FileKind) -> Document:
@@ -463,6 +492,7 @@ def new_document(kind: FileKind) -> Document:
 def insert_entry(doc: Document, section_title: str, entry: EntryBlock, *, top: bool) -> None:
     """Place a new entry in its section: at the top (episodic) or after the last entry."""
     section = doc.ensure_section(section_title)
+    doc._ensure_trailing_newline()  # a last line without one must not run into the new entry
     entry.dirty = True
     blocks = section.blocks
     if top:

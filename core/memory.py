@@ -106,7 +106,7 @@ class State:
             if not isinstance(sessions, dict):
                 raise ValueError("sessions is not an object")
             return cls(sessions={str(k): str(v) for k, v in sessions.items()})
-        except (ValueError, AttributeError) as exc:
+        except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(Problem(0, f"{STATE_FILE} is unreadable ({exc}); starting a new "
                                     "ledger, sessions may decay again"))
             return cls(changed=True)
@@ -451,7 +451,6 @@ class Memory:
                 else validate_confidence(confidence))
         body = [("\\" + line if line.lstrip().startswith("#") else line).rstrip()
                 for line in raw.splitlines()]
-        body = [line for line in body if "<!--" not in line or "mm:" not in line]
         while body and not body[-1].strip():
             body.pop()
         text = " ".join(raw.split())
@@ -527,6 +526,12 @@ class Memory:
                                f"{type(assistant_response).__name__}")
         out = []
         for found in detect_signals(user_message, assistant_response):
+            try:
+                _validate_fact(found.fact, name="fact")
+            except MemoryError_:
+                # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
+                # no signal; raising here would leave the signals saved before it half-applied.
+                continue
             result = self.save_semantic(found.fact, found.category, found.confidence)
             out.append(Signal(fact=found.fact, category=found.category,
                               confidence=found.confidence, action=result.action,

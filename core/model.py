@@ -74,6 +74,12 @@ def validate_text(value: object, *, name: str) -> str:
         raise MemoryError_(f"{name} must not be empty")
     if "\x00" in text:
         raise MemoryError_(f"{name} must not contain NUL characters")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: no file can store it as UTF-8
+            raise MemoryError_(f"{name} is not valid Unicode text (a lone surrogate at "
+                               f"character {exc.start})") from exc
     return text
 
 

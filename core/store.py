@@ -3,6 +3,11 @@
 Each mutation is one transaction: take the project lock, recover any interrupted commit, read
 the files fresh, apply the rule (a ``Memory`` method), commit the changed files, release.
 Reads take no lock. The daemon uses the same ``transaction`` for its group commits.
+
+A person may edit the files without the lock while a transaction runs: the commit checks,
+right before it renames, that the files are still the ones read (``fsio.ChangedUnderneath``
+otherwise), and ``mutate`` then reads again and re-applies its rule, up to
+``CHANGED_RETRIES`` times, instead of renaming over the edit.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .model import (
 
 T = TypeVar("T")
 READ_NAMES: tuple[str, ...] = (*FILES.values(), STATE_FILE)
+CHANGED_RETRIES = 8
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = (
     "# Maestro Memory bookkeeping for this clone (the .md files are the shared memory)\n"
@@ -52,6 +58,8 @@ class MemoryStore:
         self.memory_dir = self.root / ".maestro" / "memory"
         self.settings = settings if settings is not None else Settings()
         self.clock = clock
+        self._basis: tuple[fsio.FileSignature | None, ...] | None = None
+        self.written_signatures: dict[str, fsio.FileSignature] = {}
 
     # -- plumbing --------------------------------------------------------------------------
     def read(self) -> Memory:
@@ -64,24 +72,47 @@ class MemoryStore:
         """Lock, read fresh, yield the state, then commit what changed (nothing on error)."""
         with fsio.project_lock(self.memory_dir):
             fsio.recover(self.memory_dir)
-            memory = self.read()
-            yield memory
-            self.commit(memory)
+            self._basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
+            try:
+                memory = self.read()
+                yield memory
+                self.commit(memory, unchanged=self._unchanged)
+            finally:
+                self._basis = None
 
-    def commit(self, memory: Memory) -> dict[str, str]:
-        """Write the files ``memory`` changed (caller holds the lock); returns what it wrote."""
+    def _unchanged(self) -> bool:
+        """Are the files still those the transaction read (or last committed itself)?"""
+        return fsio.signature(self.memory_dir, READ_NAMES) == self._basis
+
+    def commit(self, memory: Memory, *,
+               unchanged: Callable[[], bool] | None = None) -> dict[str, str]:
+        """Write the files ``memory`` changed (caller holds the lock); returns what it wrote.
+        ``unchanged``: see ``fsio.commit``. ``self.written_signatures`` is then the
+        ``(inode, size, mtime_ns)`` of each file written."""
         files = memory.changed_files()
+        self.written_signatures = {}
         if not files:
             return {}
         if not (self.memory_dir / GITIGNORE).exists():
             files[GITIGNORE] = GITIGNORE_TEXT
-        fsio.commit(self.memory_dir, {name: fsio.encode(text) for name, text in files.items()})
+        self.written_signatures = fsio.commit(
+            self.memory_dir, {name: fsio.encode(text) for name, text in files.items()},
+            unchanged=unchanged)
+        if self._basis is not None:  # a commit inside a transaction: its files are the basis
+            self._basis = tuple(self.written_signatures.get(name, old)
+                                for name, old in zip(READ_NAMES, self._basis, strict=True))
         memory.mark_clean()
         return files
 
     def mutate(self, fn: Callable[[Memory], T]) -> T:
-        with self.transaction() as memory:
-            return fn(memory)
+        for attempt in range(1, CHANGED_RETRIES + 1):
+            try:
+                with self.transaction() as memory:
+                    return fn(memory)
+            except fsio.ChangedUnderneath:
+                if attempt == CHANGED_RETRIES:
+                    raise
+        raise AssertionError("unreachable")
 
     # -- the public API ----------------------------------------------------------------------
     def initialize(self, session_id: str | None = None) -> InitReport:

@@ -130,7 +130,11 @@ def resolve_project(path: str) -> Path:
     """The canonical project path: absolute, symlinks resolved."""
     if "\x00" in path:
         raise OpError(BAD_REQUEST, "project path must not contain NUL characters")
-    return Path(os.path.realpath(os.path.expanduser(path)))
+    try:
+        return Path(os.path.realpath(os.path.expanduser(path)))
+    except UnicodeEncodeError as exc:  # a lone surrogate no file name can hold
+        raise OpError(BAD_REQUEST, "project path is not valid text (a lone surrogate at "
+                      f"character {exc.start})") from exc
 
 
 # -- handlers ----------------------------------------------------------------------------------

@@ -125,16 +125,22 @@ def request_id(frame: bytes) -> str | None:
     return rid if isinstance(rid, str) and len(rid) <= MAX_ID_LENGTH else None
 
 
+def _encode(body: dict[str, Any]) -> bytes:
+    # A string can hold a lone surrogate: from a request's "\ud800" escape (an id, a path
+    # echoed in a message) or from a file's undecodable byte (surrogateescape). UTF-8 cannot
+    # encode it; "backslashreplace" writes it back as that same JSON escape, so the reply is
+    # valid UTF-8 JSON that decodes to the very same string, instead of an exception.
+    return json.dumps(body, ensure_ascii=False).encode("utf-8", "backslashreplace")
+
+
 def ok_reply(req_id: str | None, result: dict[str, Any]) -> bytes:
-    return json.dumps({"v": VERSION, "id": req_id, "ok": True, "result": result},
-                      ensure_ascii=False).encode("utf-8")
+    return _encode({"v": VERSION, "id": req_id, "ok": True, "result": result})
 
 
 def error_reply(req_id: str | None, code: str, message: str) -> bytes:
-    return json.dumps(
-        {"v": VERSION, "id": req_id, "ok": False, "error": {"code": code, "message": message}},
-        ensure_ascii=False,
-    ).encode("utf-8")
+    return _encode(
+        {"v": VERSION, "id": req_id, "ok": False, "error": {"code": code, "message": message}}
+    )
 
 
 def encode_request(req_id: str, op: str, project: str | None, args: dict[str, Any],
@@ -144,4 +150,4 @@ def encode_request(req_id: str, op: str, project: str | None, args: dict[str, An
         body["project"] = project
     if pid is not None:
         body["pid"] = pid
-    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    return _encode(body)

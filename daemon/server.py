@@ -251,7 +251,9 @@ class Server:
                 raise OpError(SHUTTING_DOWN, "the daemon is shutting down")
             spec = self.ops.get(op)
             if spec is None:
-                raise OpError(UNKNOWN_OP, f"unknown op {op!r}; known ops: "
+                # (reliability) Metrics and status are keyed by op: never by a client's string.
+                name, op = op, "(unknown op)"
+                raise OpError(UNKNOWN_OP, f"unknown op {name[:100]!r}; known ops: "
                               f"{', '.join(sorted(self.ops))}")
             check_args(spec.args, request.args)
             project = handlers.resolve_scope(spec, request, self.registry.projects())

@@ -7,6 +7,13 @@ the memory dir itself (the files). Events are filtered (temp files, ``.lock``,
 the writer, which compares the files with what it last read or wrote (stat, then content
 hash) — so the daemon's own commits are recognised and ignored there, without a race.
 
+Two locks, always taken in this order and never the other way round: ``_lock`` (the projects
+and their watches; held while calling into watchdog) and ``_cond`` (a leaf: the debounce table
+and the "stale directory" marks; never held while calling anything). Event handlers run in
+watchdog's threads *holding watchdog's own lock*, so they take only the leaf: a handler that
+waited for ``_lock`` while we held it and waited for watchdog's lock (to schedule a watch)
+was a deadlock that silently stopped the watcher and, through ``watch()``, the writer.
+
 A clock thread fires the debounced checks and, every ``RESCAN_SECONDS``, re-checks every
 project (a cheap stat in the writer) and re-arms the watches: that catches a missed event and
 a memory dir deleted and created again. When inotify runs out of watches or instances, the
@@ -73,7 +80,6 @@ class _ProjectWatch:
     project: Path
     mode: str = "inotify"  # or "polling"
     watches: dict[Path, tuple[ObservedWatch, BaseObserver, int]] = field(default_factory=dict)
-    stale: set[Path] = field(default_factory=set)
 
     def chain(self) -> list[Path]:
         maestro = self.project / ".maestro"
@@ -93,10 +99,11 @@ class Watcher:
     def __init__(self, on_change: Callable[[Path], None], *, force_polling: bool = False) -> None:
         self._on_change = on_change
         self._force_polling = force_polling
-        self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
+        self._lock = threading.RLock()  # _projects and the watches (see the module doc)
+        self._cond = threading.Condition(threading.Lock())  # leaf: _due, _stale, _stopping
         self._projects: dict[Path, _ProjectWatch] = {}
         self._due: dict[Path, tuple[float, float]] = {}  # project -> (fire at, first event)
+        self._stale: dict[Path, set[Path]] = {}  # project -> directories whose watch is dead
         self._stopping = False
         self._inotify: BaseObserver = Observer()
         self._polling: BaseObserver | None = None
@@ -130,7 +137,9 @@ class Watcher:
     def unwatch(self, project: Path) -> None:
         with self._lock:
             pw = self._projects.pop(project, None)
-            self._due.pop(project, None)
+            with self._cond:
+                self._due.pop(project, None)
+                self._stale.pop(project, None)
             if pw is not None:
                 for path in list(pw.watches):
                     self._drop(pw, path)
@@ -155,7 +164,9 @@ class Watcher:
             log.debug("unschedule %s: %s", path, exc)
 
     def _arm(self, pw: _ProjectWatch) -> None:
-        """Make the watches match the directories that exist now (caller holds the lock)."""
+        """Make the watches match the directories that exist now (caller holds ``_lock``)."""
+        with self._cond:
+            stale = self._stale.pop(pw.project, set())
         for path in pw.chain():
             try:
                 inode = os.stat(path).st_ino if path.is_dir() else None
@@ -163,10 +174,9 @@ class Watcher:
                 inode = None
             current = pw.watches.get(path)
             if current is not None and (inode is None or inode != current[2]
-                                        or path in pw.stale):
+                                        or path in stale):
                 self._drop(pw, path)
                 current = None
-            pw.stale.discard(path)
             if inode is None or current is not None:
                 continue
             try:
@@ -191,15 +201,15 @@ class Watcher:
         if not relevant(event):
             return
         now = time.monotonic()
+        # In a watchdog thread that holds watchdog's lock: only the leaf lock here.
         with self._cond:
-            pw = self._projects.get(project)
-            if pw is None:
+            if self._stopping or project not in self._projects:  # a dict read: atomic
                 return
             if event.is_directory and event.event_type in (EVENT_TYPE_DELETED,
                                                            EVENT_TYPE_MOVED):
                 # The watch on a vanished directory is dead even if the directory comes back
                 # before we look (with the same inode number): re-arm it.
-                pw.stale.add(Path(os.fsdecode(event.src_path)))
+                self._stale.setdefault(project, set()).add(Path(os.fsdecode(event.src_path)))
             first = self._due.get(project, (0.0, now))[1]
             self._due[project] = (min(now + DEBOUNCE_SECONDS, first + MAX_DELAY_SECONDS), first)
             self._cond.notify()
@@ -217,15 +227,17 @@ class Watcher:
                 rescan = now >= next_rescan
                 if rescan:
                     next_rescan = now + RESCAN_SECONDS
+                if not ready and not rescan:
+                    wake = min([next_rescan, *(at for at, _ in self._due.values())])
+                    self._cond.wait(max(0.0, wake - now))
+                    continue
+            with self._lock:  # after the leaf is released: the lock order is _lock, _cond
+                if rescan:
                     ready = list(self._projects)
                 for project in ready:
                     pw = self._projects.get(project)
                     if pw is not None:
                         self._arm(pw)
-                if not ready:
-                    wake = min([next_rescan, *(at for at, _ in self._due.values())])
-                    self._cond.wait(max(0.0, wake - now))
-                    continue
             for project in ready:
                 try:
                     self._on_change(project)

@@ -39,7 +39,7 @@ import zmq
 from ..core import fsio
 from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import MemoryWriteError
-from ..core.store import READ_NAMES, MemoryStore, today
+from ..core.store import CHANGED_RETRIES, READ_NAMES, MemoryStore, today
 from . import journal as jr
 from .cache import ReadCache
 from .ops import Args, core_errors, dispatch_memory_op
@@ -413,11 +413,16 @@ class Writer:
         try:
             with fsio.project_lock(store.memory_dir):
                 fsio.recover(store.memory_dir)
+                changed = 0  # (reliability) commits refused: a file changed under us
                 while True:
                     memory = self._load(project, tracked, reuse=True)
                     results, records, crashed = self._run_requests(pending, memory)
                     if crashed is None:
-                        break
+                        written = self._commit_checked(store, tracked, memory, changed)
+                        if written is not None:
+                            break
+                        changed += 1
+                        continue
                     # The Memory may be half-changed: drop it, re-parse, re-apply the rest.
                     self._finish(crashed, Outcome.failure(
                         INTERNAL, f"internal error in {crashed.op}; see the daemon log"))
@@ -425,12 +430,10 @@ class Writer:
                     tracked.memory = None
                     if not pending:
                         return
-                written = store.commit(memory)
                 self.stats["transactions"] += 1
                 self.stats["requests"] += len(pending)
                 if written:
                     self.stats["commits"] += 1
-                    tracked.signature = disk_signature(store.memory_dir)
                     self._committed(tracked, written, memory)
         except Exception as exc:
             self._batch_failed(project, tracked, pending, exc)
@@ -442,6 +445,29 @@ class Writer:
         if len(pending) > 1 or written:
             log.debug("%s: committed %d request(s), %s in %.1f ms", project, len(pending),
                       ", ".join(written) or "no files", (time.monotonic() - started) * 1000)
+
+    def _commit_checked(self, store: MemoryStore, tracked: _Tracked, memory: Memory,
+                        changed: int) -> dict[str, str] | None:
+        """(reliability) Commit ``memory`` unless a file changed since it was read (someone
+        wrote without the lock, e.g. a person's editor): then nothing is renamed, None is
+        returned and the batch is applied again to a fresh read. After a commit the tracked
+        signature is that of the files written (from the temp files themselves), so an edit
+        landing right after our rename differs from it and is seen."""
+        basis = tracked.signature
+        try:
+            written = store.commit(memory, unchanged=lambda: disk_signature(store.memory_dir)
+                                   == basis)
+        except fsio.ChangedUnderneath:
+            if changed + 1 >= CHANGED_RETRIES:
+                raise
+            log.info("%s changed while a commit was prepared; applying the batch again",
+                     store.memory_dir)
+            tracked.memory = None
+            return None
+        if written and basis is not None:
+            tracked.signature = tuple(store.written_signatures.get(name, old)
+                                      for name, old in zip(READ_NAMES, basis, strict=True))
+        return written
 
     def _committed(self, tracked: _Tracked, written: dict[str, str], memory: Memory) -> None:
         """Track what we just wrote. ``commit`` left ``memory`` equal to the files (its
