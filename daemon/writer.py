@@ -24,7 +24,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from collections import deque
@@ -184,15 +183,7 @@ def memory_dir_of(project: Path) -> Path:
 
 def disk_signature(memory_dir: Path) -> Signature:
     """(inode, size, mtime) of each memory file, None for a missing one: cheap to compare."""
-    out: list[tuple[int, int, int] | None] = []
-    for name in READ_NAMES:
-        try:
-            st = os.stat(memory_dir / name)
-        except FileNotFoundError:
-            out.append(None)
-        else:
-            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(out)
+    return fsio.signature(memory_dir, READ_NAMES)
 
 
 def content_hash(text: str | None) -> str | None:
