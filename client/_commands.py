@@ -779,8 +779,8 @@ def _context_args(p: argparse.ArgumentParser) -> None:
          description="Print the memory context block to inject into an agent's prompt; prints "
                      "nothing when the memory is empty.")
 def cmd_context(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    if ns.max_tokens is not None and ns.max_tokens <= 0:
-        raise UsageProblem(f"--max-tokens must be a positive number, got {ns.max_tokens}")
+    if ns.max_tokens is not None and ns.max_tokens < 0:  # 0 is a budget: nothing fits
+        raise UsageProblem(f"--max-tokens must be 0 or more, got {ns.max_tokens}")
     r = ctx.client().build_context(ns.task, ns.query, ns.max_tokens, ns.session)
     return memory_outcome(ctx, r, str(r.get("context") or ""))
 

@@ -140,6 +140,11 @@ def test_coded_errors_and_exit_codes(cli: Cli, request: pytest.FixtureRequest, p
     assert cli.json("nonsense", check=2)["ok"] is False
     usage = cli("context", "--max-tokens", "-5", check=2)
     assert "max-tokens" in usage.stderr
+    cli("save-semantic", "Always lint before pushing", "--category", "quality_rule",
+        "--confidence", "1.0")
+    assert "lint" in cli.json("context")["result"]["context"]
+    zero = cli.json("context", "--max-tokens", "0")  # zero is a value, not "unset"
+    assert zero["result"]["context"] == ""
 
 
 def test_debug_shows_a_traceback(cli: Cli) -> None:
