@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,31 +84,6 @@ def test_nth_failure_of_each_step_never_tears_or_leaves_temps(
     store.save_semantic("Deploys go through staging", "project_context", 0.9)
     assert temps(store.memory_dir) == []
     assert "Deploys go through staging" in [e.text for e in store.semantic_entries()]
-
-
-def _can_mount_tmpfs() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root to mount a tmpfs"
-    if shutil.which("mount") is None:
-        return "mount(8) is not installed"
-    return None
-
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Any:
-    reason = _can_mount_tmpfs()
-    if reason:
-        pytest.skip(reason)
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_real_full_disk_keeps_the_old_files(tiny_disk: Path) -> None:

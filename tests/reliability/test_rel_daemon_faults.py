@@ -19,7 +19,6 @@ import errno
 import itertools
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -160,22 +159,6 @@ def test_nth_step_failure_in_the_daemon(faulty: tuple[DaemonHandle, Faults], tmp
 
 
 # -- a real full disk ------------------------------------------------------------------------
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a tmpfs")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
 def fill(disk: Path) -> Path:
     filler = disk / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
