@@ -18,11 +18,15 @@ from .cases import CASES, Bench
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="small sizes and few repetitions (a smoke test, not a measurement)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes and few repetitions (a smoke test, not a measurement)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    parser.add_argument("--plot", metavar="FILE",
-                        help="write a PNG of P4 and P3 (needs matplotlib)")
+    parser.add_argument(
+        "--plot", metavar="FILE", help="write a PNG of P4 and P3 (needs matplotlib)"
+    )
     parser.add_argument("--only", metavar="IDS", help="comma-separated case ids, e.g. P1,P4")
     args = parser.parse_args(argv)
     wanted = set(args.only.upper().split(",")) if args.only else None
@@ -54,14 +58,23 @@ def render_table(results: list[dict[str, object]]) -> str:
     head = ("id", "case", "median", "p99", "baseline median", "ratio", "target", "met")
     rows = [head]
     for r in results:
-        rows.append((
-            str(r["id"]), str(r["case"]), _fmt(r.get("median")), _fmt(r.get("p99")),
-            _fmt(r.get("baseline_median")), _fmt(r.get("ratio")), str(r.get("target", "")),
-            {True: "yes", False: "NO", None: "—"}[r.get("met")],  # type: ignore[index]
-        ))
+        rows.append(
+            (
+                str(r["id"]),
+                str(r["case"]),
+                _fmt(r.get("median")),
+                _fmt(r.get("p99")),
+                _fmt(r.get("baseline_median")),
+                _fmt(r.get("ratio")),
+                str(r.get("target", "")),
+                {True: "yes", False: "NO", None: "—"}[r.get("met")],  # type: ignore[index]
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     notes = [f"{r['id']}: {r['note']}" for r in results if r.get("note")]
     return "\n".join(lines + (["", *notes] if notes else []))

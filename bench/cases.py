@@ -23,8 +23,23 @@ from maestro_memory.core import MemoryStore
 
 Result = dict[str, Any]
 CATEGORIES = ("User Preferences", "Architecture Decisions", "Quality Rules", "Project Context")
-TOPICS = ("auth", "billing", "search", "uploads", "reports", "queue", "cache", "gateway",
-          "profile", "alerts", "metrics", "sessions", "exports", "imports", "webhooks")
+TOPICS = (
+    "auth",
+    "billing",
+    "search",
+    "uploads",
+    "reports",
+    "queue",
+    "cache",
+    "gateway",
+    "profile",
+    "alerts",
+    "metrics",
+    "sessions",
+    "exports",
+    "imports",
+    "webhooks",
+)
 TASK = "add retry handling to the billing webhooks"
 
 
@@ -62,9 +77,12 @@ def episodic_text(n: int) -> str:
     out = ["# Episodic Memory", "", "## Entries", ""]
     for i in range(n):
         sal = round(1.0 * 0.8 ** (i % 6), 3)
-        out += [f"### [salience: {sal}] [confidence: 0.80] [2026-11-20] [bench-{i}] "
-                f"<!-- mm:id=e-{i:08x} o=0.8 -->",
-                f"Checkpoint {i}: worked on the {TOPICS[i % len(TOPICS)]} flow.", ""]
+        out += [
+            f"### [salience: {sal}] [confidence: 0.80] [2026-11-20] [bench-{i}] "
+            f"<!-- mm:id=e-{i:08x} o=0.8 -->",
+            f"Checkpoint {i}: worked on the {TOPICS[i % len(TOPICS)]} flow.",
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -91,8 +109,9 @@ class Bench:
 
     def start_daemon(self) -> None:
         log = open(self.tmp / "maestrod.out", "ab")  # noqa: SIM115 - lives as long as the daemon
-        self.proc = subprocess.Popen([sys.executable, "-m", "maestro_memory.daemon"],
-                                     env=self.env, stdout=log, stderr=log)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "maestro_memory.daemon"], env=self.env, stdout=log, stderr=log
+        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -178,8 +197,16 @@ def p1_p2(bench: Bench) -> list[Result]:
     sock = zctx.socket(zmq.DEALER)
     sock.linger = 0
     sock.connect(endpoint)
-    frame = json.dumps({"v": 1, "id": "x" * 12, "op": "build_context", "project": str(root),
-                        "args": {"task": TASK}, "pid": os.getpid()}).encode()
+    frame = json.dumps(
+        {
+            "v": 1,
+            "id": "x" * 12,
+            "op": "build_context",
+            "project": str(root),
+            "args": {"task": TASK},
+            "pid": os.getpid(),
+        }
+    ).encode()
 
     def echo() -> None:
         sock.send(frame)
@@ -197,14 +224,30 @@ def p1_p2(bench: Bench) -> list[Result]:
     n_med, n_p99 = stats_ms(naive)
     size = "200" if bench.quick else "1,000"
     return [
-        {"id": "P1", "case": f"build_context over the socket ({size} sem + 20 epi), ms",
-         "median": d_med, "p99": d_p99, "baseline": "bare pyzmq echo", "baseline_median": e_med,
-         "baseline_p99": e_p99, "ratio": d_med / e_med, "target": "<= 2.0x",
-         "met": d_med / e_med <= 2.0},
-        {"id": "P2", "case": "same call vs naive read+parse+build per call, ms",
-         "median": d_med, "p99": d_p99, "baseline": "naive in-process",
-         "baseline_median": n_med, "baseline_p99": n_p99, "ratio": n_med / d_med,
-         "target": ">= 10x faster", "met": n_med / d_med >= 10},
+        {
+            "id": "P1",
+            "case": f"build_context over the socket ({size} sem + 20 epi), ms",
+            "median": d_med,
+            "p99": d_p99,
+            "baseline": "bare pyzmq echo",
+            "baseline_median": e_med,
+            "baseline_p99": e_p99,
+            "ratio": d_med / e_med,
+            "target": "<= 2.0x",
+            "met": d_med / e_med <= 2.0,
+        },
+        {
+            "id": "P2",
+            "case": "same call vs naive read+parse+build per call, ms",
+            "median": d_med,
+            "p99": d_p99,
+            "baseline": "naive in-process",
+            "baseline_median": n_med,
+            "baseline_p99": n_p99,
+            "ratio": n_med / d_med,
+            "target": ">= 10x faster",
+            "met": n_med / d_med >= 10,
+        },
     ]
 
 
@@ -238,8 +281,9 @@ def case_p3(bench: Bench) -> Result:
     ctx = mp.get_context("spawn")
     start = ctx.Event()
     out = ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(str(root), w, per, start, out))
-             for w in range(writers)]
+    procs = [
+        ctx.Process(target=_writer, args=(str(root), w, per, start, out)) for w in range(writers)
+    ]
     for p in procs:
         p.start()
     time.sleep(1.0)  # let every writer connect before the clock starts (not synchronisation)
@@ -261,11 +305,18 @@ def case_p3(bench: Bench) -> Result:
             store.save_semantic(f"w{w}q{i} w{w}k{i} w{w}z{i}", "project_context", 0.9)
     base_elapsed = time.perf_counter() - t1
     thr, base_thr = total / elapsed, total / base_elapsed
-    return {"id": "P3", "case": f"{writers} writer processes x {per} save_semantic, writes/s",
-            "median": thr, "p99": None, "baseline": "same writes one at a time (direct)",
-            "baseline_median": base_thr, "ratio": thr / base_thr, "target": ">= 5x",
-            "met": thr / base_thr >= 5 and not missing and len(acked) == total,
-            "note": f"{len(acked)} acked, {len(missing)} missing afterwards"}
+    return {
+        "id": "P3",
+        "case": f"{writers} writer processes x {per} save_semantic, writes/s",
+        "median": thr,
+        "p99": None,
+        "baseline": "same writes one at a time (direct)",
+        "baseline_median": base_thr,
+        "ratio": thr / base_thr,
+        "target": ">= 5x",
+        "met": thr / base_thr >= 5 and not missing and len(acked) == total,
+        "note": f"{len(acked)} acked, {len(missing)} missing afterwards",
+    }
 
 
 # -- P4 -----------------------------------------------------------------------------------------
@@ -277,15 +328,24 @@ def case_p4(bench: Bench) -> Result:
     for size in sizes:
         root = bench.project(size, 20)
         with bench.client(root) as c:
-            medians[size], p99s[size] = stats_ms(time_calls(lambda c=c: c.build_context(task=TASK),
-                                                            n))
+            medians[size], p99s[size] = stats_ms(
+                time_calls(lambda c=c: c.build_context(task=TASK), n)
+            )
     top = sizes[-1]
     ratio = medians[top] / medians[100]
-    return {"id": "P4", "case": f"build_context p50 at {top:,} vs 100 entries, ms",
-            "median": medians[top], "p99": p99s[top], "baseline": "itself at 100",
-            "baseline_median": medians[100], "ratio": ratio, "target": "<= 2x",
-            "met": ratio <= 2.0, "series": {str(k): v for k, v in medians.items()},
-            "note": "p50 by size: " + ", ".join(f"{k:,}: {v:.3g} ms" for k, v in medians.items())}
+    return {
+        "id": "P4",
+        "case": f"build_context p50 at {top:,} vs 100 entries, ms",
+        "median": medians[top],
+        "p99": p99s[top],
+        "baseline": "itself at 100",
+        "baseline_median": medians[100],
+        "ratio": ratio,
+        "target": "<= 2x",
+        "met": ratio <= 2.0,
+        "series": {str(k): v for k, v in medians.items()},
+        "note": "p50 by size: " + ", ".join(f"{k:,}: {v:.3g} ms" for k, v in medians.items()),
+    }
 
 
 # -- P5 -----------------------------------------------------------------------------------------
@@ -307,10 +367,18 @@ def case_p5(bench: Bench) -> Result:
             samples.append(time.perf_counter() - t0)
     ms = [s * 1000 for s in samples]
     p95 = percentile(ms, 95)
-    return {"id": "P5", "case": "external append until build_context shows it, ms",
-            "median": statistics.median(ms), "p99": percentile(ms, 99), "baseline": "—",
-            "baseline_median": None, "ratio": None, "target": "p95 <= 300 ms",
-            "met": p95 <= 300, "note": f"p95 {p95:.0f} ms over {len(ms)} edits"}
+    return {
+        "id": "P5",
+        "case": "external append until build_context shows it, ms",
+        "median": statistics.median(ms),
+        "p99": percentile(ms, 99),
+        "baseline": "—",
+        "baseline_median": None,
+        "ratio": None,
+        "target": "p95 <= 300 ms",
+        "met": p95 <= 300,
+        "note": f"p95 {p95:.0f} ms over {len(ms)} edits",
+    }
 
 
 # -- P6 -----------------------------------------------------------------------------------------
@@ -335,10 +403,19 @@ def case_p6(bench: Bench) -> Result:
     wall = time.perf_counter() - t0
     cpu_pct = 100 * ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / wall
     rss_mb = proc.memory_info().rss / 1e6
-    return {"id": "P6", "case": f"idle {idle:.0f} s, 10 projects: CPU %", "median": cpu_pct,
-            "p99": None, "baseline": "—", "baseline_median": None, "ratio": None,
-            "target": "CPU <= 0.1 %, RSS <= 50 MB", "met": cpu_pct <= 0.1 and rss_mb <= 50,
-            "rss_mb": rss_mb, "note": f"RSS {rss_mb:.1f} MB, CPU {cpu_pct:.3f} %"}
+    return {
+        "id": "P6",
+        "case": f"idle {idle:.0f} s, 10 projects: CPU %",
+        "median": cpu_pct,
+        "p99": None,
+        "baseline": "—",
+        "baseline_median": None,
+        "ratio": None,
+        "target": "CPU <= 0.1 %, RSS <= 50 MB",
+        "met": cpu_pct <= 0.1 and rss_mb <= 50,
+        "rss_mb": rss_mb,
+        "note": f"RSS {rss_mb:.1f} MB, CPU {cpu_pct:.3f} %",
+    }
 
 
 # -- P7 -----------------------------------------------------------------------------------------
@@ -346,8 +423,9 @@ def _wall(cmd: list[str], env: dict[str, str], n: int) -> list[float]:
     out = []
     for _ in range(n):
         t0 = time.perf_counter()
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=True)
+        subprocess.run(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        )
         out.append((time.perf_counter() - t0) * 1000)
     return out
 
@@ -355,18 +433,29 @@ def _wall(cmd: list[str], env: dict[str, str], n: int) -> list[float]:
 def case_p7(bench: Bench) -> Result:
     root = bench.project(200, 20)
     n = bench.reps(3, 20)
-    ctl = [sys.executable, "-m", "maestro_memory.client.cli", "-C", str(root), "context",
-           "--json"]
+    ctl = [sys.executable, "-m", "maestro_memory.client.cli", "-C", str(root), "context", "--json"]
     ctl_ms = _wall(ctl, bench.env, n)
     zmq_ms = _wall([sys.executable, "-c", "import zmq"], bench.env, n)
     med, base = statistics.median(ctl_ms), statistics.median(zmq_ms)
-    return {"id": "P7", "case": "maestroctl context --json, whole process, ms", "median": med,
-            "p99": percentile(ctl_ms, 99), "baseline": 'python -c "import zmq"',
-            "baseline_median": base, "ratio": med / base, "target": "<= 3x",
-            "met": med / base <= 3}
+    return {
+        "id": "P7",
+        "case": "maestroctl context --json, whole process, ms",
+        "median": med,
+        "p99": percentile(ctl_ms, 99),
+        "baseline": 'python -c "import zmq"',
+        "baseline_median": base,
+        "ratio": med / base,
+        "target": "<= 3x",
+        "met": med / base <= 3,
+    }
 
 
 CASES: list[tuple[str, Callable[[Bench], Result]]] = [
-    ("P1", case_p1), ("P2", case_p2), ("P3", case_p3), ("P4", case_p4), ("P5", case_p5),
-    ("P6", case_p6), ("P7", case_p7),
+    ("P1", case_p1),
+    ("P2", case_p2),
+    ("P3", case_p3),
+    ("P4", case_p4),
+    ("P5", case_p5),
+    ("P6", case_p6),
+    ("P7", case_p7),
 ]

@@ -49,8 +49,16 @@ _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 # The authoritative list is ``ops.MEMORY_OPS``; this copy only spares the daemon path from
 # importing the core, and a test checks that the two agree.
 MEMORY_OP_NAMES: frozenset[str] = frozenset(
-    {"initialize", "build_context", "save_semantic", "save_episodic", "detect_signals",
-     "reinforce", "maintenance", "entries"}
+    {
+        "initialize",
+        "build_context",
+        "save_semantic",
+        "save_episodic",
+        "detect_signals",
+        "reinforce",
+        "maintenance",
+        "entries",
+    }
 )
 
 
@@ -89,8 +97,9 @@ class Client:
         self.project: str | None = None if project is None else os.fspath(project)
         self.timeout = float(timeout)
         self.retries = retries
-        self.require_daemon = (require_daemon_from_env() if require_daemon is None
-                               else require_daemon)
+        self.require_daemon = (
+            require_daemon_from_env() if require_daemon is None else require_daemon
+        )
         if direct and self.require_daemon:
             raise ValueError("direct=True and require_daemon=True exclude each other")
         self.direct = direct
@@ -165,57 +174,99 @@ class Client:
     def projects(self) -> Result:
         return self.call("projects")
 
-    def initialize(self, session_id: str | None = None, *,
-                   project: str | os.PathLike[str] | None = None) -> Result:
+    def initialize(
+        self, session_id: str | None = None, *, project: str | os.PathLike[str] | None = None
+    ) -> Result:
         return self.call("initialize", _drop_none(session_id=session_id), project=project)
 
-    def build_context(self, task: str | None = None, query: str | None = None,
-                      max_tokens: int | None = None, session_id: str | None = None, *,
-                      project: str | os.PathLike[str] | None = None) -> Result:
+    def build_context(
+        self,
+        task: str | None = None,
+        query: str | None = None,
+        max_tokens: int | None = None,
+        session_id: str | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
         args = _drop_none(task=task, query=query, max_tokens=max_tokens, session_id=session_id)
         return self.call("build_context", args, project=project)
 
-    def save_semantic(self, fact: str, category: str, confidence: float | None = None, *,
-                      project: str | os.PathLike[str] | None = None) -> Result:
+    def save_semantic(
+        self,
+        fact: str,
+        category: str,
+        confidence: float | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
         args = _drop_none(fact=fact, category=category, confidence=confidence)
         return self.call("save_semantic", args, project=project)
 
-    def save_episodic(self, context: str, session_id: str, confidence: float | None = None, *,
-                      project: str | os.PathLike[str] | None = None) -> Result:
+    def save_episodic(
+        self,
+        context: str,
+        session_id: str,
+        confidence: float | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
         return self.call("save_episodic", args, project=project)
 
-    def detect_signals(self, user_message: str, assistant_response: str | None = None, *,
-                       project: str | os.PathLike[str] | None = None) -> Result:
+    def detect_signals(
+        self,
+        user_message: str,
+        assistant_response: str | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
         args = _drop_none(user_message=user_message, assistant_response=assistant_response)
         return self.call("detect_signals", args, project=project)
 
-    def reinforce(self, entry_id: str, confirmed: bool = False, *,
-                  project: str | os.PathLike[str] | None = None) -> Result:
-        return self.call("reinforce", {"entry_id": entry_id, "confirmed": confirmed},
-                         project=project)
+    def reinforce(
+        self,
+        entry_id: str,
+        confirmed: bool = False,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        return self.call(
+            "reinforce", {"entry_id": entry_id, "confirmed": confirmed}, project=project
+        )
 
-    def maintenance(self, dry_run: bool = False, decisions: Mapping[str, str] | None = None, *,
-                    project: str | os.PathLike[str] | None = None) -> Result:
+    def maintenance(
+        self,
+        dry_run: bool = False,
+        decisions: Mapping[str, str] | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
         args: dict[str, Any] = {"dry_run": dry_run}
         if decisions is not None:
             args["decisions"] = dict(decisions)
         return self.call("maintenance", args, project=project)
 
-    def entries(self, sector: str | None = None, *,
-                project: str | os.PathLike[str] | None = None) -> Result:
+    def entries(
+        self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None
+    ) -> Result:
         return self.call("entries", _drop_none(sector=sector), project=project)
 
-    def log(self, limit: int | None = None, *,
-            project: str | os.PathLike[str] | None = None) -> Result:
+    def log(
+        self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
+    ) -> Result:
         return self.call("log", _drop_none(limit=limit), project=project)
 
     def shutdown(self) -> Result:
         return self.call("shutdown")
 
     # -- dispatch ----------------------------------------------------------------------------
-    def call(self, op: str, args: Mapping[str, Any] | None = None, *,
-             project: str | os.PathLike[str] | None = None) -> Result:
+    def call(
+        self,
+        op: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
         """Send ``op`` to the daemon, or run it in direct mode; return the result dict.
 
         Raises ``RequestError`` for a coded error reply, ``DaemonUnavailable`` when the op needs
@@ -230,8 +281,7 @@ class Client:
         with self._lock:
             if self.direct:
                 if not is_memory_op:
-                    raise DaemonUnavailable(f"'{op}' needs maestrod; this client is in direct "
-                                            "mode")
+                    raise DaemonUnavailable(f"'{op}' needs maestrod; this client is in direct mode")
                 return self._direct(op, target, payload)
             if not self.daemon_running():
                 if is_memory_op and not self.require_daemon:
@@ -256,9 +306,11 @@ class Client:
 
     def _not_running_message(self, op: str) -> str:
         if op in MEMORY_OP_NAMES:
-            return (f"maestrod is not running and the daemon is required "
-                    f"({REQUIRE_DAEMON_ENV} or --require-daemon); start it with "
-                    "'maestroctl start'")
+            return (
+                f"maestrod is not running and the daemon is required "
+                f"({REQUIRE_DAEMON_ENV} or --require-daemon); start it with "
+                "'maestroctl start'"
+            )
         return f"maestrod is not running ('{op}' needs it); start it with 'maestroctl start'"
 
     def _project_path(self, project: str | os.PathLike[str] | None) -> str:
@@ -305,7 +357,8 @@ class Client:
                     break
                 if not self.daemon_running():
                     raise DaemonNotRunning(
-                        f"maestrod stopped while '{op}' was waiting for its reply") from None
+                        f"maestrod stopped while '{op}' was waiting for its reply"
+                    ) from None
         again = "" if repeatable else " (not retried: it may or may not have applied)"
         raise DaemonTimeout(
             f"maestrod did not answer '{op}' within {self.timeout:g} s{again}; "
@@ -370,8 +423,9 @@ class Client:
             raise _NoReply from None
         except zmq.ZMQError as exc:
             self._drop_socket()
-            raise DaemonUnavailable(f"cannot talk to maestrod at {self.paths.endpoint}: "
-                                    f"{exc}") from exc
+            raise DaemonUnavailable(
+                f"cannot talk to maestrod at {self.paths.endpoint}: {exc}"
+            ) from exc
 
 
 def _repeatable(op: str, args: Mapping[str, Any]) -> bool:
@@ -405,8 +459,10 @@ def _unwrap(reply: dict[str, Any]) -> Result:
     from ..daemon.protocol import SUPPORTED_VERSIONS
 
     if reply.get("v") not in SUPPORTED_VERSIONS:
-        raise ProtocolError(f"maestrod answered with protocol version {reply.get('v')!r}; "
-                            f"this client speaks {list(SUPPORTED_VERSIONS)}")
+        raise ProtocolError(
+            f"maestrod answered with protocol version {reply.get('v')!r}; "
+            f"this client speaks {list(SUPPORTED_VERSIONS)}"
+        )
     if reply.get("ok") is True:
         result = reply.get("result")
         if result is None:

@@ -99,8 +99,9 @@ class Context:
 
     def client(self) -> Client:
         if self._client is None:
-            self._client = Client(self.project, timeout=self.timeout,
-                                  require_daemon=self.require_daemon)
+            self._client = Client(
+                self.project, timeout=self.timeout, require_daemon=self.require_daemon
+            )
         return self._client
 
     @property
@@ -147,11 +148,13 @@ class Command:
 COMMANDS: dict[str, Command] = {}
 
 
-def command(name: str, summary: str, arguments: Configurer = _no_arguments,
-            description: str = "") -> Callable[[Runner], Runner]:
+def command(
+    name: str, summary: str, arguments: Configurer = _no_arguments, description: str = ""
+) -> Callable[[Runner], Runner]:
     def register(fn: Runner) -> Runner:
-        COMMANDS[name] = Command(name, summary, description or summary[:1].upper() + summary[1:]
-                                 + ".", arguments, fn)
+        COMMANDS[name] = Command(
+            name, summary, description or summary[:1].upper() + summary[1:] + ".", arguments, fn
+        )
         return fn
 
     return register
@@ -206,8 +209,11 @@ def _answers_hello(paths: Paths) -> dict[str, Any] | None:
 
 # -- daemon lifecycle --------------------------------------------------------------------------
 def _start_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--foreground", action="store_true",
-                   help="run maestrod in this terminal instead (Ctrl-C stops it)")
+    p.add_argument(
+        "--foreground",
+        action="store_true",
+        help="run maestrod in this terminal instead (Ctrl-C stops it)",
+    )
 
 
 def _daemon_argv() -> list[str]:
@@ -233,8 +239,14 @@ def _spawn(paths: Paths) -> subprocess.Popen[bytes]:
     log_file = paths.log_dir / BACKGROUND_LOG
     with open(log_file, "ab") as log:
         return subprocess.Popen(
-            _daemon_argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, cwd="/", env=_child_env(), close_fds=True,
+            _daemon_argv(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd="/",
+            env=_child_env(),
+            close_fds=True,
         )
 
 
@@ -260,8 +272,7 @@ def start_daemon(ctx: Context) -> dict[str, Any]:
 
     client = ctx.client()
     if client.daemon_running():
-        return {"running": True, "started": False, "pid": _daemon_pid(ctx),
-                "started_by": None}
+        return {"running": True, "started": False, "pid": _daemon_pid(ctx), "started_by": None}
     proc: subprocess.Popen[bytes] | None = None
     manager = _service_for_start()
     how = "process"
@@ -279,18 +290,27 @@ def start_daemon(ctx: Context) -> dict[str, Any]:
         if hello is not None:
             pid = hello.get("pid") if isinstance(hello.get("pid"), int) else None
             pid = pid or _daemon_pid(ctx) or (proc.pid if proc is not None else None)
-            return {"running": True, "started": True, "pid": pid, "started_by": how,
-                    "log": str(ctx.paths.log_dir / BACKGROUND_LOG) if proc else None}
+            return {
+                "running": True,
+                "started": True,
+                "pid": pid,
+                "started_by": how,
+                "log": str(ctx.paths.log_dir / BACKGROUND_LOG) if proc else None,
+            }
         if proc is not None and proc.poll() is not None:
             if client.daemon_running():  # another start won the race: that one serves us
                 continue
             tail = _log_tail(ctx.paths)
-            raise MaestroError(f"maestrod exited during start (status {proc.returncode})"
-                               + (f": {tail}" if tail else "")
-                               + f"; see {ctx.paths.log_dir / BACKGROUND_LOG}")
+            raise MaestroError(
+                f"maestrod exited during start (status {proc.returncode})"
+                + (f": {tail}" if tail else "")
+                + f"; see {ctx.paths.log_dir / BACKGROUND_LOG}"
+            )
         if time.monotonic() > deadline:
-            raise MaestroError(f"maestrod did not answer within {START_TIMEOUT:g} s of being "
-                               f"started (via {how}); see {ctx.paths.log_dir}")
+            raise MaestroError(
+                f"maestrod did not answer within {START_TIMEOUT:g} s of being "
+                f"started (via {how}); see {ctx.paths.log_dir}"
+            )
         _wait(proc)
 
 
@@ -307,8 +327,10 @@ def stop_daemon(ctx: Context) -> dict[str, Any]:
     deadline = time.monotonic() + STOP_TIMEOUT
     while lock_is_held(ctx.paths.lock_path):
         if time.monotonic() > deadline:
-            raise MaestroError(f"maestrod{f' (pid {pid})' if pid else ''} did not stop within "
-                               f"{STOP_TIMEOUT:g} s; its log is in {ctx.paths.log_dir}")
+            raise MaestroError(
+                f"maestrod{f' (pid {pid})' if pid else ''} did not stop within "
+                f"{STOP_TIMEOUT:g} s; its log is in {ctx.paths.log_dir}"
+            )
         _wait(None)
     return {"was_running": True, "stopped": True, "pid": pid}
 
@@ -370,8 +392,10 @@ def _maintenance_cell(last: dict[str, Any]) -> str:
 
 def _status_text(st: dict[str, Any]) -> str:
     process = _dict(st.get("process"))
-    lines = [f"maestrod is running (pid {process.get('pid', '?')}, up "
-             f"{out.duration(process.get('uptime_s'))}, version {st.get('version', '?')})."]
+    lines = [
+        f"maestrod is running (pid {process.get('pid', '?')}, up "
+        f"{out.duration(process.get('uptime_s'))}, version {st.get('version', '?')})."
+    ]
     requests = _dict(st.get("requests"))
     open_files = process.get("open_files")
     pairs: list[tuple[str, Any]] = [
@@ -385,8 +409,13 @@ def _status_text(st: dict[str, Any]) -> str:
     ]
     schedule = _dict(st.get("maintenance"))
     if schedule:
-        pairs.append(("maintenance", f"'{schedule.get('cron')}' ({schedule.get('timezone')}), "
-                                     f"next {out.local_time(schedule.get('next_run'))}"))
+        pairs.append(
+            (
+                "maintenance",
+                f"'{schedule.get('cron')}' ({schedule.get('timezone')}), "
+                f"next {out.local_time(schedule.get('next_run'))}",
+            )
+        )
     if st.get("stopping"):
         pairs.append(("state", "shutting down"))
     lines.append(out.key_values(pairs))
@@ -404,31 +433,58 @@ def _status_text(st: dict[str, Any]) -> str:
                 notes.append(f"read error: {info['read_error']}")
             if problems:
                 notes.append(f"{sum(len(v) for v in problems.values())} parse problem(s)")
-            rows.append([out.home_relative(path), _counts_text(_dict(info.get("entries"))),
-                         info.get("watcher", "-"),
-                         out.local_time(info.get("last_external_edit")),
-                         _maintenance_cell(_dict(maintenance.get("last"))),
-                         "; ".join(notes) or "ok"])
-        lines += ["", out.table(["PROJECT", "ENTRIES", "WATCHER", "LAST EXTERNAL EDIT",
-                                 "LAST MAINTENANCE", "NOTES"], rows)]
+            rows.append(
+                [
+                    out.home_relative(path),
+                    _counts_text(_dict(info.get("entries"))),
+                    info.get("watcher", "-"),
+                    out.local_time(info.get("last_external_edit")),
+                    _maintenance_cell(_dict(maintenance.get("last"))),
+                    "; ".join(notes) or "ok",
+                ]
+            )
+        lines += [
+            "",
+            out.table(
+                [
+                    "PROJECT",
+                    "ENTRIES",
+                    "WATCHER",
+                    "LAST EXTERNAL EDIT",
+                    "LAST MAINTENANCE",
+                    "NOTES",
+                ],
+                rows,
+            ),
+        ]
     else:
         lines += ["", "No projects registered yet: 'maestroctl register' in a project adds it."]
     ops = _dict(requests.get("ops"))
     if ops:
-        op_rows = [[op, _dict(v).get("count"), _dict(v).get("failed"), _dict(v).get("p50_ms"),
-                    _dict(v).get("p99_ms")] for op, v in ops.items()]
+        op_rows = [
+            [
+                op,
+                _dict(v).get("count"),
+                _dict(v).get("failed"),
+                _dict(v).get("p50_ms"),
+                _dict(v).get("p99_ms"),
+            ]
+            for op, v in ops.items()
+        ]
         lines += ["", out.table(["OP", "REQUESTS", "FAILED", "P50 MS", "P99 MS"], op_rows)]
     return "\n".join(lines)
 
 
-@command("status", "say whether maestrod is running and what it is doing",
-         description="Say whether maestrod is running and what it is doing. Exits 3 when it is "
-                     "not running (like 'systemctl status'), 0 when it is.")
+@command(
+    "status",
+    "say whether maestrod is running and what it is doing",
+    description="Say whether maestrod is running and what it is doing. Exits 3 when it is "
+    "not running (like 'systemctl status'), 0 when it is.",
+)
 def cmd_status(ctx: Context, ns: argparse.Namespace) -> Outcome:
     client = ctx.client()
     if not client.daemon_running():
-        result = {"running": False, "socket": str(ctx.paths.socket_path),
-                  "hint": NOT_RUNNING_HINT}
+        result = {"running": False, "socket": str(ctx.paths.socket_path), "hint": NOT_RUNNING_HINT}
         text = f"maestrod is not running.\n{NOT_RUNNING_HINT}"
         return Outcome(result, text, exit_code=EXIT_UNAVAILABLE)
     st = client.status()
@@ -488,56 +544,86 @@ class _Doctor:
 
     def directories(self) -> None:
         p = self.ctx.paths
-        for label, path, private in (("runtime dir", p.runtime_dir, True),
-                                     ("state dir", p.state_dir, False),
-                                     ("config dir", p.config_dir, False),
-                                     ("log dir", p.log_dir, False)):
+        for label, path, private in (
+            ("runtime dir", p.runtime_dir, True),
+            ("state dir", p.state_dir, False),
+            ("config dir", p.config_dir, False),
+            ("log dir", p.log_dir, False),
+        ):
             try:
                 st = os.stat(path)
             except FileNotFoundError:
                 self.add(label, "ok", f"{path} does not exist yet (maestrod creates it)")
                 continue
             except OSError as exc:
-                self.add(label, "fail", f"{path}: {exc.strerror}",
-                         f"check the permissions of {path.parent}")
+                self.add(
+                    label,
+                    "fail",
+                    f"{path}: {exc.strerror}",
+                    f"check the permissions of {path.parent}",
+                )
                 continue
             import stat as stat_mod
 
             if not stat_mod.S_ISDIR(st.st_mode):
                 self.add(label, "fail", f"{path} is not a directory", f"remove or rename {path}")
             elif st.st_uid != os.getuid():
-                self.add(label, "fail", f"{path} belongs to uid {st.st_uid}, not to you",
-                         f"remove it (as its owner) or fix it: chown {os.getuid()} {path}")
+                self.add(
+                    label,
+                    "fail",
+                    f"{path} belongs to uid {st.st_uid}, not to you",
+                    f"remove it (as its owner) or fix it: chown {os.getuid()} {path}",
+                )
             elif private and st.st_mode & 0o077:
-                self.add(label, "fail", f"{path} is open to other users "
-                         f"(mode {st.st_mode & 0o777:o}); maestrod refuses to start",
-                         f"chmod 700 {path}")
+                self.add(
+                    label,
+                    "fail",
+                    f"{path} is open to other users "
+                    f"(mode {st.st_mode & 0o777:o}); maestrod refuses to start",
+                    f"chmod 700 {path}",
+                )
             elif st.st_mode & 0o022:
-                self.add(label, "fail", f"{path} is writable by other users "
-                         f"(mode {st.st_mode & 0o777:o})", f"chmod go-w {path}")
+                self.add(
+                    label,
+                    "fail",
+                    f"{path} is writable by other users (mode {st.st_mode & 0o777:o})",
+                    f"chmod go-w {path}",
+                )
             elif not os.access(path, os.W_OK | os.X_OK):
                 self.add(label, "fail", f"{path} is not writable by you", f"chmod u+rwx {path}")
             else:
                 self.add(label, "ok", str(path))
         if p.socket_path.parent != p.runtime_dir:
-            self.add("socket", "ok", f"{p.socket_path} (the runtime dir path is too long for a "
-                     "Unix socket, so the short fallback is used)")
+            self.add(
+                "socket",
+                "ok",
+                f"{p.socket_path} (the runtime dir path is too long for a "
+                "Unix socket, so the short fallback is used)",
+            )
 
     def executable(self) -> None:
         from ._service import find_maestrod
 
         found = find_maestrod()
         if found is None:
-            self.add("maestrod", "fail", f"no maestrod beside {sys.executable} or on PATH",
-                     "reinstall: pip install maestro-memory")
+            self.add(
+                "maestrod",
+                "fail",
+                f"no maestrod beside {sys.executable} or on PATH",
+                "reinstall: pip install maestro-memory",
+            )
         else:
             self.add("maestrod", "ok", str(found))
 
     def daemon(self) -> dict[str, Any] | None:
         client = self.ctx.client()
         if not client.daemon_running():
-            self.add("daemon", "warn", "not running: memory commands use the files directly",
-                     "maestroctl start")
+            self.add(
+                "daemon",
+                "warn",
+                "not running: memory commands use the files directly",
+                "maestroctl start",
+            )
             return None
         try:
             st = client.status()
@@ -553,21 +639,37 @@ class _Doctor:
         manager = manager_for()
         target = manager.service_file
         if not target.exists():
-            self.add("service", "warn", f"not installed ({target} does not exist): maestrod "
-                     "will not start at login", "maestroctl service install")
+            self.add(
+                "service",
+                "warn",
+                f"not installed ({target} does not exist): maestrod will not start at login",
+                "maestroctl service install",
+            )
             return
         runs = manager.installed_maestrod()
         current = find_maestrod()
         if not runs or not os.path.isabs(runs) or not os.access(runs, os.X_OK):
-            self.add("service", "fail", f"{target} runs {runs or 'nothing'}, which is not an "
-                     "executable file", "maestroctl service install")
+            self.add(
+                "service",
+                "fail",
+                f"{target} runs {runs or 'nothing'}, which is not an executable file",
+                "maestroctl service install",
+            )
         elif current is not None and runs != str(current):
-            self.add("service", "warn", f"{target} runs {runs}, not this installation's "
-                     f"{current}", "maestroctl service install (to use this one)")
+            self.add(
+                "service",
+                "warn",
+                f"{target} runs {runs}, not this installation's {current}",
+                "maestroctl service install (to use this one)",
+            )
         elif not manager.serves_this_home():
-            self.add("service", "warn", f"{target} serves MAESTRO_HOME="
-                     f"{manager.installed_home() or '(default)'}, not this shell's",
-                     "unset MAESTRO_HOME, or re-run maestroctl service install with it set")
+            self.add(
+                "service",
+                "warn",
+                f"{target} serves MAESTRO_HOME="
+                f"{manager.installed_home() or '(default)'}, not this shell's",
+                "unset MAESTRO_HOME, or re-run maestroctl service install with it set",
+            )
         else:
             self.add("service", "ok", f"installed: {target}")
 
@@ -583,27 +685,46 @@ class _Doctor:
             except (OSError, ValueError):
                 pass
         if not values:
-            self.add("inotify", "warn", "cannot read /proc/sys/fs/inotify limits",
-                     "the daemon falls back to polling if watches run out")
+            self.add(
+                "inotify",
+                "warn",
+                "cannot read /proc/sys/fs/inotify limits",
+                "the daemon falls back to polling if watches run out",
+            )
             return
-        fix = ("sudo sysctl -w fs.inotify.max_user_watches=524288 "
-               "fs.inotify.max_user_instances=512 (and add them to /etc/sysctl.d/ to keep them)")
-        polling = [path for path, p in _dict((st or {}).get("projects")).items()
-                   if "poll" in str(_dict(p).get("watcher", "")).lower()]
+        fix = (
+            "sudo sysctl -w fs.inotify.max_user_watches=524288 "
+            "fs.inotify.max_user_instances=512 (and add them to /etc/sysctl.d/ to keep them)"
+        )
+        polling = [
+            path
+            for path, p in _dict((st or {}).get("projects")).items()
+            if "poll" in str(_dict(p).get("watcher", "")).lower()
+        ]
         detail = ", ".join(f"{k} = {v}" for k, v in values.items())
         if polling:
-            self.add("inotify", "fail", f"{detail}; watcher limit hit, polling for "
-                     f"{', '.join(polling)}", fix)
-        elif values.get("max_user_watches", 1 << 20) < 8192 or \
-                values.get("max_user_instances", 1 << 20) < 128:
+            self.add(
+                "inotify",
+                "fail",
+                f"{detail}; watcher limit hit, polling for {', '.join(polling)}",
+                fix,
+            )
+        elif (
+            values.get("max_user_watches", 1 << 20) < 8192
+            or values.get("max_user_instances", 1 << 20) < 128
+        ):
             self.add("inotify", "warn", f"{detail}: low; file changes may be noticed late", fix)
         else:
             self.add("inotify", "ok", detail)
 
     def projects(self, st: dict[str, Any] | None) -> None:
         if st is None:
-            self.add("projects", "warn", "not checked: maestrod holds the list of registered "
-                     "projects and is not running", "maestroctl start")
+            self.add(
+                "projects",
+                "warn",
+                "not checked: maestrod holds the list of registered projects and is not running",
+                "maestroctl start",
+            )
             return
         listed = [_dict(p) for p in self.ctx.client().projects().get("projects") or []]
         missing = 0
@@ -611,17 +732,29 @@ class _Doctor:
             path = str(item.get("path"))
             if not item.get("exists", os.path.isdir(path)):
                 missing += 1
-                self.add("project", "fail", f"{path} is registered but does not exist",
-                         f"maestroctl unregister {path}")
-            elif not item.get("memory_dir_exists",
-                              os.path.isdir(os.path.join(path, ".maestro", "memory"))):
+                self.add(
+                    "project",
+                    "fail",
+                    f"{path} is registered but does not exist",
+                    f"maestroctl unregister {path}",
+                )
+            elif not item.get(
+                "memory_dir_exists", os.path.isdir(os.path.join(path, ".maestro", "memory"))
+            ):
                 missing += 1
-                self.add("project", "fail", f"{path} has no .maestro/memory directory",
-                         f"maestroctl init -C {path} (to start it afresh), or "
-                         f"maestroctl unregister {path}")
+                self.add(
+                    "project",
+                    "fail",
+                    f"{path} has no .maestro/memory directory",
+                    f"maestroctl init -C {path} (to start it afresh), or "
+                    f"maestroctl unregister {path}",
+                )
         if not missing:
-            self.add("projects", "ok", f"{out.plural(len(listed), 'registered project')}, all "
-                     "with a memory directory")
+            self.add(
+                "projects",
+                "ok",
+                f"{out.plural(len(listed), 'registered project')}, all with a memory directory",
+            )
 
     def current_project(self) -> None:
         memory_dir = os.path.join(self.ctx.project, ".maestro", "memory")
@@ -634,22 +767,30 @@ class _Doctor:
             return
         for name, items in problems.items():
             for item in items:
-                self.add("memory files", "warn", f"{memory_dir}/{name}: {item}",
-                         "edit the file by hand; the line is kept as it is until then")
+                self.add(
+                    "memory files",
+                    "warn",
+                    f"{memory_dir}/{name}: {item}",
+                    "edit the file by hand; the line is kept as it is until then",
+                )
         if not problems:
             self.add("memory files", "ok", f"{memory_dir} parses cleanly")
         from .gitmerge import git_setup_missing
 
         warning = git_setup_missing(self.ctx.project)
         if warning:
-            self.add("git merge driver", "warn", warning,
-                     f"maestroctl git-setup -C {self.ctx.project}")
+            self.add(
+                "git merge driver", "warn", warning, f"maestroctl git-setup -C {self.ctx.project}"
+            )
 
 
-@command("doctor", "check paths, permissions, the service, watcher limits and projects",
-         description="Check paths, permissions, the service, the inotify limits and the "
-                     "registered projects, and say how to fix each problem. Exits 1 if any "
-                     "check fails.")
+@command(
+    "doctor",
+    "check paths, permissions, the service, watcher limits and projects",
+    description="Check paths, permissions, the service, the inotify limits and the "
+    "registered projects, and say how to fix each problem. Exits 1 if any "
+    "check fails.",
+)
 def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor = _Doctor(ctx)
     doctor.executable()
@@ -669,8 +810,9 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     lines.append("")
     lines.append(f"{out.plural(len(failed), 'problem')} found." if failed else "No problems found.")
     result = {"healthy": not failed, "checks": [c.to_dict() for c in doctor.checks]}
-    return Outcome(result, "\n".join(lines), exit_code=EXIT_ERROR if failed else EXIT_OK,
-                   project=ctx.project)
+    return Outcome(
+        result, "\n".join(lines), exit_code=EXIT_ERROR if failed else EXIT_OK, project=ctx.project
+    )
 
 
 # -- projects ----------------------------------------------------------------------------------
@@ -686,8 +828,12 @@ def _project_paths(result: dict[str, Any]) -> list[str]:
 
 
 def _path_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", nargs="?", metavar="PATH",
-                   help="the project directory (default: the current project)")
+    p.add_argument(
+        "path",
+        nargs="?",
+        metavar="PATH",
+        help="the project directory (default: the current project)",
+    )
 
 
 def _chosen_path(ctx: Context, ns: argparse.Namespace) -> str:
@@ -700,8 +846,11 @@ def cmd_register(ctx: Context, ns: argparse.Namespace) -> Outcome:
     result = ctx.client().register(path)
     shown = result.get("path", path)
     already = result.get("added") is False
-    text = (f"{shown} was already registered." if already
-            else f"Registered {shown}: maestrod now watches and maintains its memory.")
+    text = (
+        f"{shown} was already registered."
+        if already
+        else f"Registered {shown}: maestrod now watches and maintains its memory."
+    )
     return Outcome(result, text, via="daemon", project=str(shown))
 
 
@@ -712,8 +861,12 @@ def cmd_unregister(ctx: Context, ns: argparse.Namespace) -> Outcome:
     shown = result.get("path", path)
     if result.get("removed") is False:
         return Outcome(result, f"{shown} was not registered.", via="daemon", project=str(shown))
-    return Outcome(result, f"Unregistered {shown}; its memory files are untouched.",
-                   via="daemon", project=str(shown))
+    return Outcome(
+        result,
+        f"Unregistered {shown}; its memory files are untouched.",
+        via="daemon",
+        project=str(shown),
+    )
 
 
 @command("projects", "list the projects registered with maestrod")
@@ -721,8 +874,11 @@ def cmd_projects(ctx: Context, ns: argparse.Namespace) -> Outcome:
     result = ctx.client().projects()
     items = [_dict(p) for p in result.get("projects") or []]
     if not items:
-        return Outcome(result, "No projects registered: 'maestroctl register' in a project "
-                       "adds it.", via="daemon")
+        return Outcome(
+            result,
+            "No projects registered: 'maestroctl register' in a project adds it.",
+            via="daemon",
+        )
     rows: list[list[Any]] = []
     for item in items:
         if not item.get("exists", True):
@@ -744,8 +900,7 @@ def _init_args(p: argparse.ArgumentParser) -> None:
     _session_arg(p, "the session id (default: a new one); the same id decays only once")
 
 
-@command("init", "start a session: create the files, decay once, flag what fell low",
-         _init_args)
+@command("init", "start a session: create the files, decay once, flag what fell low", _init_args)
 def cmd_init(ctx: Context, ns: argparse.Namespace) -> Outcome:
     r = ctx.client().initialize(ns.session)
     lines = [f"Session {r.get('session_id')} started in {out.home_relative(ctx.project)}."]
@@ -766,18 +921,27 @@ def cmd_init(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
 
 def _context_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", metavar="TEXT", help="the task at hand (medium-confidence "
-                   "entries relevant to it are included)")
-    p.add_argument("--query", metavar="TEXT", help="a search; matching entries are included "
-                   "even at low confidence")
+    p.add_argument(
+        "--task",
+        metavar="TEXT",
+        help="the task at hand (medium-confidence entries relevant to it are included)",
+    )
+    p.add_argument(
+        "--query",
+        metavar="TEXT",
+        help="a search; matching entries are included even at low confidence",
+    )
     p.add_argument("--max-tokens", type=int, metavar="N", help="token budget (default: 500)")
     _session_arg(p, "the session id: the entries selected for relevance are reinforced")
 
 
-@command("context", "print the memory context block to inject into an agent's prompt",
-         _context_args,
-         description="Print the memory context block to inject into an agent's prompt; prints "
-                     "nothing when the memory is empty.")
+@command(
+    "context",
+    "print the memory context block to inject into an agent's prompt",
+    _context_args,
+    description="Print the memory context block to inject into an agent's prompt; prints "
+    "nothing when the memory is empty.",
+)
 def cmd_context(ctx: Context, ns: argparse.Namespace) -> Outcome:
     if ns.max_tokens is not None and ns.max_tokens < 0:  # 0 is a budget: nothing fits
         raise UsageProblem(f"--max-tokens must be 0 or more, got {ns.max_tokens}")
@@ -797,15 +961,22 @@ def _confidence(text: str) -> float:
 
 def _save_semantic_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", metavar="TEXT", help="the fact, in one line")
-    p.add_argument("--category", metavar="C", default=DEFAULT_CATEGORY,
-                   help="user_preference, architecture_decision, quality_rule or "
-                        f"project_context (default: {DEFAULT_CATEGORY})")
-    p.add_argument("--confidence", type=_confidence, metavar="X",
-                   help="0.0 to 1.0 (default: 0.5, the spec's default)")
+    p.add_argument(
+        "--category",
+        metavar="C",
+        default=DEFAULT_CATEGORY,
+        help="user_preference, architecture_decision, quality_rule or "
+        f"project_context (default: {DEFAULT_CATEGORY})",
+    )
+    p.add_argument(
+        "--confidence",
+        type=_confidence,
+        metavar="X",
+        help="0.0 to 1.0 (default: 0.5, the spec's default)",
+    )
 
 
-@command("save-semantic", "add a long-term fact (replaces one it contradicts)",
-         _save_semantic_args)
+@command("save-semantic", "add a long-term fact (replaces one it contradicts)", _save_semantic_args)
 def cmd_save_semantic(ctx: Context, ns: argparse.Namespace) -> Outcome:
     r = ctx.client().save_semantic(ns.text, ns.category, ns.confidence)
     entry = r.get("entry") or {}
@@ -815,8 +986,10 @@ def cmd_save_semantic(ctx: Context, ns: argparse.Namespace) -> Outcome:
         text = f"Saved to semantic memory ({where}) as {entry.get('id')}, {_entry_line(entry)}."
     elif action == "replaced":
         old = r.get("replaced") or {}
-        text = (f"Saved to semantic memory ({where}) as {entry.get('id')}, "
-                f"{_entry_line(entry)}; it replaces {old.get('id')}: \"{old.get('text')}\".")
+        text = (
+            f"Saved to semantic memory ({where}) as {entry.get('id')}, "
+            f'{_entry_line(entry)}; it replaces {old.get("id")}: "{old.get("text")}".'
+        )
     elif action == "reinforced":
         text = f"Already known as {entry.get('id')}; reinforced: {_entry_line(entry)}."
     else:
@@ -826,20 +999,26 @@ def cmd_save_semantic(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
 def _save_episodic_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", metavar="TEXT", help="what happened in this session")
-    _session_arg(p, f"the session id (default: ${SESSION_ENV}, else "
-                    f"'{DEFAULT_EPISODIC_SESSION}')")
-    p.add_argument("--confidence", type=_confidence, metavar="X",
-                   help="0.0 to 1.0 (default: 0.7, the spec's default)")
+    _session_arg(p, f"the session id (default: ${SESSION_ENV}, else '{DEFAULT_EPISODIC_SESSION}')")
+    p.add_argument(
+        "--confidence",
+        type=_confidence,
+        metavar="X",
+        help="0.0 to 1.0 (default: 0.7, the spec's default)",
+    )
 
 
-@command("save-episodic", "add session context (salience 1.0, decays each session)",
-         _save_episodic_args)
+@command(
+    "save-episodic", "add session context (salience 1.0, decays each session)", _save_episodic_args
+)
 def cmd_save_episodic(ctx: Context, ns: argparse.Namespace) -> Outcome:
     session = ns.session or os.environ.get(SESSION_ENV) or DEFAULT_EPISODIC_SESSION
     r = ctx.client().save_episodic(ns.text, session, ns.confidence)
     entry = r.get("entry") or {}
-    text = (f"Saved to episodic memory as {entry.get('id')} (session "
-            f"{entry.get('session_id', session)}), {_entry_line(entry)}.")
+    text = (
+        f"Saved to episodic memory as {entry.get('id')} (session "
+        f"{entry.get('session_id', session)}), {_entry_line(entry)}."
+    )
     return memory_outcome(ctx, r, text)
 
 
@@ -854,24 +1033,35 @@ def cmd_detect(ctx: Context, ns: argparse.Namespace) -> Outcome:
     signals = r.get("signals") or []
     if not signals:
         return memory_outcome(ctx, r, "No memory signal in that message; nothing saved.")
-    rows = [[s.get("action"), s.get("confidence"), _category_words(s.get("category")),
-             s.get("entry_id"), s.get("fact")] for s in signals]
-    return memory_outcome(ctx, r, out.table(["ACTION", "CONF", "CATEGORY", "ENTRY", "FACT"],
-                                            rows))
+    rows = [
+        [
+            s.get("action"),
+            s.get("confidence"),
+            _category_words(s.get("category")),
+            s.get("entry_id"),
+            s.get("fact"),
+        ]
+        for s in signals
+    ]
+    return memory_outcome(ctx, r, out.table(["ACTION", "CONF", "CATEGORY", "ENTRY", "FACT"], rows))
 
 
 def _reinforce_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("entry_id", metavar="ID", help="the entry id (see 'maestroctl entries')")
-    p.add_argument("--confirm", action="store_true",
-                   help="a person confirmed it (for semantic entries: confidence + 0.1)")
+    p.add_argument(
+        "--confirm",
+        action="store_true",
+        help="a person confirmed it (for semantic entries: confidence + 0.1)",
+    )
 
 
 @command("reinforce", "boost an entry that was referenced or confirmed", _reinforce_args)
 def cmd_reinforce(ctx: Context, ns: argparse.Namespace) -> Outcome:
     r = ctx.client().reinforce(ns.entry_id, ns.confirm)
     entry = r.get("entry") or {}
-    return memory_outcome(ctx, r, f"Reinforced {entry.get('id', ns.entry_id)}: "
-                                  f"{_entry_line(entry)}.")
+    return memory_outcome(
+        ctx, r, f"Reinforced {entry.get('id', ns.entry_id)}: {_entry_line(entry)}."
+    )
 
 
 def _maintenance_text(report: dict[str, Any], project: str) -> str:
@@ -880,13 +1070,17 @@ def _maintenance_text(report: dict[str, Any], project: str) -> str:
     if report.get("dry_run"):
         if not proposals:
             return f"{where}: nothing to maintain (no entry is below the thresholds)."
-        return (f"{where}: {out.plural(len(proposals), 'entry', 'entries')} would be handled "
-                "(dry run, nothing changed):\n" + _proposal_table(proposals))
+        return (
+            f"{where}: {out.plural(len(proposals), 'entry', 'entries')} would be handled "
+            "(dry run, nothing changed):\n" + _proposal_table(proposals)
+        )
     counts = report.get("counts") or {}
     if not report.get("applied"):
         return f"{where}: nothing to maintain (no entry is below the thresholds)."
-    lines = [f"{where}: removed {counts.get('remove', 0)}, archived {counts.get('archive', 0)}, "
-             f"reinforced {counts.get('reinforce', 0)}."]
+    lines = [
+        f"{where}: removed {counts.get('remove', 0)}, archived {counts.get('archive', 0)}, "
+        f"reinforced {counts.get('reinforce', 0)}."
+    ]
     lines += [f"  {line.lstrip('-').strip()}" for line in report.get("log_lines") or []]
     return "\n".join(lines)
 
@@ -895,19 +1089,32 @@ def _proposal_table(proposals: list[dict[str, Any]]) -> str:
     rows = []
     for p in proposals:
         e = p.get("entry") or {}
-        rows.append([e.get("id"), e.get("sector"), e.get("confidence"), e.get("salience"),
-                     p.get("action"), p.get("reason"), e.get("text")])
+        rows.append(
+            [
+                e.get("id"),
+                e.get("sector"),
+                e.get("confidence"),
+                e.get("salience"),
+                p.get("action"),
+                p.get("reason"),
+                e.get("text"),
+            ]
+        )
     return out.table(["ID", "SECTOR", "CONF", "SAL", "PROPOSED", "REASON", "TEXT"], rows)
 
 
 def _maintain_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--all", action="store_true",
-                   help="every project registered with maestrod (needs the daemon)")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every project registered with maestrod (needs the daemon)",
+    )
     p.add_argument("--dry-run", action="store_true", help="show the proposals, change nothing")
 
 
-@command("maintain", "act on low-confidence entries (remove / archive), logging each",
-         _maintain_args)
+@command(
+    "maintain", "act on low-confidence entries (remove / archive), logging each", _maintain_args
+)
 def cmd_maintain(ctx: Context, ns: argparse.Namespace) -> Outcome:
     client = ctx.client()
     if not ns.all:
@@ -916,17 +1123,20 @@ def cmd_maintain(ctx: Context, ns: argparse.Namespace) -> Outcome:
     try:
         projects = _project_paths(client.projects())
     except DaemonNotRunning:
-        raise DaemonNotRunning("'maintain --all' needs maestrod, which keeps the list of "
-                               "registered projects; start it ('maestroctl start') or run "
-                               "'maintain' in one project") from None
+        raise DaemonNotRunning(
+            "'maintain --all' needs maestrod, which keeps the list of "
+            "registered projects; start it ('maestroctl start') or run "
+            "'maintain' in one project"
+        ) from None
     results: list[dict[str, Any]] = []
     lines = []
     for path in projects:
         try:
             report = client.maintenance(dry_run=ns.dry_run, project=path)
         except MaestroError as exc:
-            results.append({"project": path, "ok": False,
-                            "error": {"code": exc.code, "message": exc.message}})
+            results.append(
+                {"project": path, "ok": False, "error": {"code": exc.code, "message": exc.message}}
+            )
             lines.append(f"{out.home_relative(path)}: FAILED: {exc.message}")
             continue
         results.append({"project": path, "ok": True, "report": report})
@@ -934,20 +1144,29 @@ def cmd_maintain(ctx: Context, ns: argparse.Namespace) -> Outcome:
     if not projects:
         lines.append("No projects registered: nothing to maintain.")
     failed = sum(1 for r in results if not r["ok"])
-    return Outcome({"projects": results, "failed": failed}, "\n".join(lines),
-                   exit_code=EXIT_ERROR if failed else EXIT_OK, via="daemon")
+    return Outcome(
+        {"projects": results, "failed": failed},
+        "\n".join(lines),
+        exit_code=EXIT_ERROR if failed else EXIT_OK,
+        via="daemon",
+    )
 
 
 def _review_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--apply", nargs=2, metavar=("ID", "ACTION"),
-                   help="apply one decision: ACTION is remove, archive or reinforce")
+    p.add_argument(
+        "--apply",
+        nargs=2,
+        metavar=("ID", "ACTION"),
+        help="apply one decision: ACTION is remove, archive or reinforce",
+    )
 
 
 _PAST = {"remove": "Removed", "archive": "Archived", "reinforce": "Reinforced"}
 
 
-@command("review", "list flagged entries with proposals, or --apply a decision for one",
-         _review_args)
+@command(
+    "review", "list flagged entries with proposals, or --apply a decision for one", _review_args
+)
 def cmd_review(ctx: Context, ns: argparse.Namespace) -> Outcome:
     client = ctx.client()
     if ns.apply is None:
@@ -955,8 +1174,10 @@ def cmd_review(ctx: Context, ns: argparse.Namespace) -> Outcome:
         proposals = report.get("proposals") or []
         if not proposals:
             return memory_outcome(ctx, report, "No entries need review.")
-        text = (_proposal_table(proposals) + "\n\nApply one: maestroctl review --apply ID "
-                "remove|archive|reinforce")
+        text = (
+            _proposal_table(proposals) + "\n\nApply one: maestroctl review --apply ID "
+            "remove|archive|reinforce"
+        )
         return memory_outcome(ctx, report, text)
     entry_id, action = ns.apply
     if action not in DECISIONS:
@@ -964,13 +1185,16 @@ def cmd_review(ctx: Context, ns: argparse.Namespace) -> Outcome:
     report = client.maintenance(decisions={entry_id: action})
     applied = (report.get("applied") or [{}])[0]
     entry = applied.get("entry") or {}
-    text = f"{_PAST[action]} {entry.get('id', entry_id)}: \"{entry.get('text', '')}\"."
+    text = f'{_PAST[action]} {entry.get("id", entry_id)}: "{entry.get("text", "")}".'
     return memory_outcome(ctx, report, text)
 
 
 def _entries_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sector", choices=("semantic", "episodic", "archive"),
-                   help="only this sector (default: semantic and episodic)")
+    p.add_argument(
+        "--sector",
+        choices=("semantic", "episodic", "archive"),
+        help="only this sector (default: semantic and episodic)",
+    )
 
 
 @command("entries", "list the memory entries with their ids and scores", _entries_args)
@@ -978,18 +1202,34 @@ def cmd_entries(ctx: Context, ns: argparse.Namespace) -> Outcome:
     r = ctx.client().entries(ns.sector)
     entries = r.get("entries") or []
     problems = _dict(r.get("problems"))
-    notice = "\n".join(f"warning: {name}: {item}" for name, items in problems.items()
-                       for item in items)
+    notice = "\n".join(
+        f"warning: {name}: {item}" for name, items in problems.items() for item in items
+    )
     if not entries:
         return memory_outcome(ctx, r, "No entries.", notice)
-    rows = [[e.get("id"), e.get("sector"),
-             _category_words(e.get("category")) if e.get("sector") == "semantic"
-             else e.get("session_id"),
-             e.get("confidence"), e.get("salience"), e.get("date"), e.get("state"),
-             e.get("text")] for e in entries]
-    return memory_outcome(ctx, r, out.table(
-        ["ID", "SECTOR", "CATEGORY/SESSION", "CONF", "SAL", "DATE", "STATE", "TEXT"], rows),
-        notice)
+    rows = [
+        [
+            e.get("id"),
+            e.get("sector"),
+            _category_words(e.get("category"))
+            if e.get("sector") == "semantic"
+            else e.get("session_id"),
+            e.get("confidence"),
+            e.get("salience"),
+            e.get("date"),
+            e.get("state"),
+            e.get("text"),
+        ]
+        for e in entries
+    ]
+    return memory_outcome(
+        ctx,
+        r,
+        out.table(
+            ["ID", "SECTOR", "CATEGORY/SESSION", "CONF", "SAL", "DATE", "STATE", "TEXT"], rows
+        ),
+        notice,
+    )
 
 
 def _log_args(p: argparse.ArgumentParser) -> None:
@@ -1007,8 +1247,10 @@ def _changes_text(record: dict[str, Any]) -> str:
         elif after is None:
             parts.append(f"-{change.get('id')}")
         else:
-            parts.append(f"{change.get('id')} {before.get('confidence', 0):.2f}→"
-                         f"{after.get('confidence', 0):.2f}")
+            parts.append(
+                f"{change.get('id')} {before.get('confidence', 0):.2f}→"
+                f"{after.get('confidence', 0):.2f}"
+            )
     if not parts and record.get("entries"):
         parts = [str(e) for e in record["entries"]]
     return ", ".join(parts) or "-"
@@ -1022,19 +1264,36 @@ def cmd_log(ctx: Context, ns: argparse.Namespace) -> Outcome:
     records = next((v for k, v in r.items() if isinstance(v, list)), [])
     if not records:
         return Outcome(r, "The journal is empty.", via="daemon", project=ctx.project)
-    rows = [[out.local_time(rec.get("time")), rec.get("op"), rec.get("session_id"),
-             rec.get("pid"), _changes_text(rec)] for rec in records if isinstance(rec, dict)]
-    return Outcome(r, out.table(["TIME", "OP", "SESSION", "PID", "CHANGES"], rows),
-                   via="daemon", project=ctx.project)
+    rows = [
+        [
+            out.local_time(rec.get("time")),
+            rec.get("op"),
+            rec.get("session_id"),
+            rec.get("pid"),
+            _changes_text(rec),
+        ]
+        for rec in records
+        if isinstance(rec, dict)
+    ]
+    return Outcome(
+        r,
+        out.table(["TIME", "OP", "SESSION", "PID", "CHANGES"], rows),
+        via="daemon",
+        project=ctx.project,
+    )
 
 
 # -- service -----------------------------------------------------------------------------------
 def _service_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("install", "uninstall", "status"))
-    p.add_argument("--dry-run", action="store_true",
-                   help="print what would be written and run; change nothing")
-    p.add_argument("--manager", choices=("systemd", "launchd"),
-                   help="the service manager (default: launchd on macOS, systemd elsewhere)")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print what would be written and run; change nothing"
+    )
+    p.add_argument(
+        "--manager",
+        choices=("systemd", "launchd"),
+        help="the service manager (default: launchd on macOS, systemd elsewhere)",
+    )
 
 
 def _plan_text(plan_dict: dict[str, Any], dry_run: bool) -> str:
@@ -1048,11 +1307,14 @@ def _plan_text(plan_dict: dict[str, Any], dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-@command("service", "install, uninstall or show the login service (systemd or launchd)",
-         _service_args,
-         description="Install, uninstall or show the login service: a systemd user unit on "
-                     "Linux, a launchd LaunchAgent on macOS. 'install' renders the packaged "
-                     "template with this installation's maestrod, writes it, and enables it.")
+@command(
+    "service",
+    "install, uninstall or show the login service (systemd or launchd)",
+    _service_args,
+    description="Install, uninstall or show the login service: a systemd user unit on "
+    "Linux, a launchd LaunchAgent on macOS. 'install' renders the packaged "
+    "template with this installation's maestrod, writes it, and enables it.",
+)
 def cmd_service(ctx: Context, ns: argparse.Namespace) -> Outcome:
     from . import _service as service
 
@@ -1062,12 +1324,16 @@ def cmd_service(ctx: Context, ns: argparse.Namespace) -> Outcome:
             raise UsageProblem("--dry-run applies to install and uninstall")
         return _service_status(manager)
     if ns.action == "install":
-        plan = manager.install_plan(service.require_maestrod(), ctx.paths.log_dir,
-                                    daemon_running=ctx.client().daemon_running())
+        plan = manager.install_plan(
+            service.require_maestrod(),
+            ctx.paths.log_dir,
+            daemon_running=ctx.client().daemon_running(),
+        )
     else:
         plan = manager.uninstall_plan()
     result: dict[str, Any] = {"dry_run": ns.dry_run, **plan.to_dict()}
     if not ns.dry_run:
+
         def stop_first() -> None:
             stop_daemon(ctx)
 
@@ -1083,22 +1349,34 @@ def _service_status(manager: ServiceManager) -> Outcome:
 
     target = manager.service_file
     installed = target.exists()
-    result: dict[str, Any] = {"manager": manager.name, "service_file": str(target),
-                              "installed": installed}
+    result: dict[str, Any] = {
+        "manager": manager.name,
+        "service_file": str(target),
+        "installed": installed,
+    }
     if not installed:
-        return Outcome(result, f"Not installed ({target} does not exist). "
-                       "'maestroctl service install' sets it up.")
+        return Outcome(
+            result,
+            f"Not installed ({target} does not exist). 'maestroctl service install' sets it up.",
+        )
     runs = manager.installed_maestrod()
     current = find_maestrod()
     state = manager.query()
-    result.update({"maestrod": runs, "maestrod_exists": bool(runs and os.access(runs, os.X_OK)),
-                   "current_maestrod": str(current) if current else None,
-                   "up_to_date": bool(current) and runs == str(current),
-                   "maestro_home": manager.installed_home(), "state": state})
+    result.update(
+        {
+            "maestrod": runs,
+            "maestrod_exists": bool(runs and os.access(runs, os.X_OK)),
+            "current_maestrod": str(current) if current else None,
+            "up_to_date": bool(current) and runs == str(current),
+            "maestro_home": manager.installed_home(),
+            "state": state,
+        }
+    )
     pairs: list[tuple[str, Any]] = [("service file", target), ("runs", runs or "-")]
     if not result["maestrod_exists"]:
-        pairs.append(("problem", "that maestrod does not exist; re-run 'maestroctl service "
-                                 "install'"))
+        pairs.append(
+            ("problem", "that maestrod does not exist; re-run 'maestroctl service install'")
+        )
     elif not result["up_to_date"]:
         pairs.append(("note", f"this installation's maestrod is {current}"))
     for key in ("enabled", "active", "state"):

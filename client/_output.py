@@ -16,8 +16,9 @@ def terminal_width() -> int:
     return max(60, columns)
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
-          width: int | None = None) -> str:
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None = None
+) -> str:
     """Columns padded to their widest cell; the last column is cut to fit the terminal."""
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [len(h) for h in headers]
@@ -105,7 +106,7 @@ def home_relative(path: Any) -> str:
     text = str(path)
     home = os.path.expanduser("~")
     if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
-        return "~" + text[len(home):]
+        return "~" + text[len(home) :]
     return text
 
 

@@ -31,7 +31,12 @@ LAUNCHD_LABEL = "com.maestro.memory"
 LAUNCHD_TEMPLATE = f"{LAUNCHD_LABEL}.plist"
 MANAGERS: tuple[str, ...] = ("systemd", "launchd")
 DEFAULT_PATH_DIRS: tuple[str, ...] = (
-    "/opt/homebrew/bin", "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin",
+    "/opt/homebrew/bin",
+    "/usr/local/bin",
+    "/usr/bin",
+    "/bin",
+    "/usr/sbin",
+    "/sbin",
 )
 COMMAND_TIMEOUT = 30.0
 
@@ -60,8 +65,10 @@ def find_maestrod() -> Path | None:
 def require_maestrod() -> Path:
     found = find_maestrod()
     if found is None:
-        raise ServiceError(f"cannot find the maestrod executable (looked beside "
-                           f"{sys.executable} and on PATH); reinstall maestro-memory")
+        raise ServiceError(
+            f"cannot find the maestrod executable (looked beside "
+            f"{sys.executable} and on PATH); reinstall maestro-memory"
+        )
     return found
 
 
@@ -82,13 +89,15 @@ def _systemd_quote(value: str, *, exec_line: bool) -> str:
 
 def render_systemd(maestrod: Path, env: Mapping[str, str] | None = None) -> str:
     environ = os.environ if env is None else env
-    template = resources.files("maestro_memory.systemd").joinpath(SYSTEMD_UNIT).read_text(
-        encoding="utf-8")
+    template = (
+        resources.files("maestro_memory.systemd").joinpath(SYSTEMD_UNIT).read_text(encoding="utf-8")
+    )
     exec_placeholder = "ExecStart={maestrod}"
     if exec_placeholder not in template:
         raise ServiceError(f"the packaged {SYSTEMD_UNIT} has no '{exec_placeholder}' line")
     text = template.replace(
-        exec_placeholder, "ExecStart=" + _systemd_quote(str(maestrod), exec_line=True))
+        exec_placeholder, "ExecStart=" + _systemd_quote(str(maestrod), exec_line=True)
+    )
     home = _maestro_home(environ)
     if home is not None:
         anchor = "Environment=PYTHONUNBUFFERED=1\n"
@@ -118,11 +127,14 @@ def render_launchd(maestrod: Path, log_dir: Path, env: Mapping[str, str] | None 
     environ = os.environ if env is None else env
     raw = resources.files("maestro_memory.launchd").joinpath(LAUNCHD_TEMPLATE).read_bytes()
     # plistlib does the XML escaping; the template's placeholders are plain strings in it.
-    data = _fill(plistlib.loads(raw), {
-        "maestrod": str(maestrod),
-        "log_dir": str(log_dir),
-        "path": launchd_path_env(maestrod),
-    })
+    data = _fill(
+        plistlib.loads(raw),
+        {
+            "maestrod": str(maestrod),
+            "log_dir": str(log_dir),
+            "path": launchd_path_env(maestrod),
+        },
+    )
     home = _maestro_home(environ)
     if home is not None:
         data["EnvironmentVariables"]["MAESTRO_HOME"] = home
@@ -171,9 +183,13 @@ class Plan:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"manager": self.manager, "operation": self.operation,
-                "service_file": str(self.service_file), "note": self.note,
-                "actions": [a.to_dict() for a in self.actions]}
+        return {
+            "manager": self.manager,
+            "operation": self.operation,
+            "service_file": str(self.service_file),
+            "note": self.note,
+            "actions": [a.to_dict() for a in self.actions],
+        }
 
 
 @dataclass
@@ -223,8 +239,11 @@ class ServiceManager:
         plan.actions.append(Action("write", path=target, content=self.render(maestrod, log_dir)))
         if self.name == "launchd":
             plan.actions += [
-                Action("run", argv=("launchctl", "bootout", f"{self._domain()}/{LAUNCHD_LABEL}"),
-                       check=False),
+                Action(
+                    "run",
+                    argv=("launchctl", "bootout", f"{self._domain()}/{LAUNCHD_LABEL}"),
+                    check=False,
+                ),
                 Action("run", argv=("launchctl", "bootstrap", self._domain(), str(target))),
             ]
         else:
@@ -242,14 +261,20 @@ class ServiceManager:
             return plan
         if self.name == "launchd":
             plan.actions += [
-                Action("run", argv=("launchctl", "bootout", f"{self._domain()}/{LAUNCHD_LABEL}"),
-                       check=False),
+                Action(
+                    "run",
+                    argv=("launchctl", "bootout", f"{self._domain()}/{LAUNCHD_LABEL}"),
+                    check=False,
+                ),
                 Action("remove", path=target),
             ]
         else:
             plan.actions += [
-                Action("run", argv=("systemctl", "--user", "disable", "--now", SYSTEMD_UNIT),
-                       check=False),
+                Action(
+                    "run",
+                    argv=("systemctl", "--user", "disable", "--now", SYSTEMD_UNIT),
+                    check=False,
+                ),
                 Action("remove", path=target),
                 Action("run", argv=("systemctl", "--user", "daemon-reload"), check=False),
             ]
@@ -298,8 +323,11 @@ class ServiceManager:
             argv = ("launchctl", "print", f"{self._domain()}/{LAUNCHD_LABEL}")
             done = run_command(argv, check=False)
             loaded = done.returncode == 0
-            return {"loaded": loaded, "state": "loaded" if loaded else "not loaded",
-                    "detail": _last_line(done.stderr) if not loaded else ""}
+            return {
+                "loaded": loaded,
+                "state": "loaded" if loaded else "not loaded",
+                "detail": _last_line(done.stderr) if not loaded else "",
+            }
         enabled = run_command(("systemctl", "--user", "is-enabled", SYSTEMD_UNIT), check=False)
         active = run_command(("systemctl", "--user", "is-active", SYSTEMD_UNIT), check=False)
         return {
@@ -312,8 +340,9 @@ class ServiceManager:
 def manager_for(name: str | None = None, env: Mapping[str, str] | None = None) -> ServiceManager:
     chosen = name or default_manager()
     if chosen not in MANAGERS:
-        raise ServiceError(f"unknown service manager {chosen!r}; expected one of "
-                           f"{', '.join(MANAGERS)}")
+        raise ServiceError(
+            f"unknown service manager {chosen!r}; expected one of {', '.join(MANAGERS)}"
+        )
     return ServiceManager(chosen, os.environ if env is None else env)
 
 
@@ -326,16 +355,25 @@ def _last_line(text: str) -> str:
 def run_command(argv: tuple[str, ...], *, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run a service-manager command; a missing tool or a failure becomes ``ServiceError``."""
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except FileNotFoundError:
         if check:
-            raise ServiceError(f"{argv[0]} not found: is this system using "
-                               f"{'launchd' if argv[0] == 'launchctl' else 'systemd'}?") from None
+            raise ServiceError(
+                f"{argv[0]} not found: is this system using "
+                f"{'launchd' if argv[0] == 'launchctl' else 'systemd'}?"
+            ) from None
         return subprocess.CompletedProcess(list(argv), 127, "", f"{argv[0]} not found")
     except subprocess.TimeoutExpired:
-        raise ServiceError(f"'{shlex.join(argv)}' did not finish within "
-                           f"{COMMAND_TIMEOUT:g} s") from None
+        raise ServiceError(
+            f"'{shlex.join(argv)}' did not finish within {COMMAND_TIMEOUT:g} s"
+        ) from None
     if check and done.returncode != 0:
         why = _last_line(done.stderr) or _last_line(done.stdout) or "no message"
         raise ServiceError(f"'{shlex.join(argv)}' failed (exit {done.returncode}): {why}")

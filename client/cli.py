@@ -77,33 +77,52 @@ def _global_options() -> _Parser:
     common = _Parser(add_help=False)
     group = common.add_argument_group("global options")
     s = argparse.SUPPRESS
-    group.add_argument("-C", "--project", metavar="PATH", default=s,
-                       help="the project to act on (default: nearest ancestor with .maestro/)")
-    group.add_argument("--json", action="store_true", default=s,
-                       help="print exactly one JSON document on stdout, errors included")
-    group.add_argument("--debug", action="store_true", default=s,
-                       help="show tracebacks for errors")
-    group.add_argument("--require-daemon", action="store_true", default=s,
-                       help="fail (exit 3) instead of using the files directly when maestrod "
-                            "is not running")
-    group.add_argument("--timeout", type=_positive_float, metavar="SECONDS", default=s,
-                       help=f"how long to wait for each daemon reply (default: "
-                            f"{commands.DEFAULT_TIMEOUT:g})")
+    group.add_argument(
+        "-C",
+        "--project",
+        metavar="PATH",
+        default=s,
+        help="the project to act on (default: nearest ancestor with .maestro/)",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=s,
+        help="print exactly one JSON document on stdout, errors included",
+    )
+    group.add_argument("--debug", action="store_true", default=s, help="show tracebacks for errors")
+    group.add_argument(
+        "--require-daemon",
+        action="store_true",
+        default=s,
+        help="fail (exit 3) instead of using the files directly when maestrod is not running",
+    )
+    group.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="SECONDS",
+        default=s,
+        help=f"how long to wait for each daemon reply (default: {commands.DEFAULT_TIMEOUT:g})",
+    )
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _global_options()
     parser = _Parser(
-        prog=PROG, parents=[common], epilog=EPILOG,
+        prog=PROG,
+        parents=[common],
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Control maestrod and read or write a project's Maestro Memory.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
-                                parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
     for cmd in commands.COMMANDS.values():
-        p = sub.add_parser(cmd.name, help=cmd.summary, description=cmd.description,
-                           parents=[common])
+        p = sub.add_parser(
+            cmd.name, help=cmd.summary, description=cmd.description, parents=[common]
+        )
         cmd.arguments(p)
     _add_integrations(sub)
     return parser
@@ -141,8 +160,13 @@ def _emit_text(text: str) -> None:
 
 def _fail(command: str | None, code: str, message: str, exit_code: int, as_json: bool) -> int:
     if as_json:
-        _emit_json({"ok": False, "command": command,
-                    "error": {"code": code, "message": message, "exit_code": exit_code}})
+        _emit_json(
+            {
+                "ok": False,
+                "command": command,
+                "error": {"code": code, "message": message, "exit_code": exit_code},
+            }
+        )
     else:
         sys.stderr.write(f"{PROG}: {message}\n")
     return exit_code
@@ -186,13 +210,25 @@ def _main(args: list[str]) -> int:
         return _fail(name, "interrupted", "interrupted", 130, ctx.json)
     except Exception as exc:  # a bug: one line, and the traceback with --debug
         _traceback(ctx, exc)
-        return _fail(name, "internal", f"unexpected error: {type(exc).__name__}: {exc} "
-                     "(run with --debug for the traceback)", EXIT_ERROR, ctx.json)
+        return _fail(
+            name,
+            "internal",
+            f"unexpected error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            EXIT_ERROR,
+            ctx.json,
+        )
     finally:
         ctx.close()
     if ctx.json:
-        _emit_json({"ok": True, "command": name, "via": outcome.via,
-                    "project": outcome.project, "result": outcome.result})
+        _emit_json(
+            {
+                "ok": True,
+                "command": name,
+                "via": outcome.via,
+                "project": outcome.project,
+                "result": outcome.result,
+            }
+        )
     else:
         _emit_text(outcome.text)
         if outcome.notice:

@@ -21,16 +21,19 @@ from pathlib import Path
 from typing import Any
 
 MCP_INSTALL_HINT = (
-    "maestroctl mcp needs the MCP Python SDK, an optional extra: "
-    "pip install 'maestro-memory[mcp]'"
+    "maestroctl mcp needs the MCP Python SDK, an optional extra: pip install 'maestro-memory[mcp]'"
 )
 
 
 def _project_arg(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: a -C given to maestroctl itself (before the subcommand) is not overwritten.
-    parser.add_argument("-C", "--project", metavar="PATH", default=argparse.SUPPRESS,
-                        help="the project (default: nearest ancestor with .maestro/, else the "
-                             "working directory)")
+    parser.add_argument(
+        "-C",
+        "--project",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="the project (default: nearest ancestor with .maestro/, else the working directory)",
+    )
 
 
 def _project_of(ns: argparse.Namespace) -> Path | None:
@@ -43,57 +46,70 @@ def add_integration_commands(subparsers: argparse._SubParsersAction[Any]) -> Non
     from .hooks import EVENTS
 
     p = subparsers.add_parser(
-        "hook", help="run a Claude Code hook (reads the hook's JSON on stdin)",
+        "hook",
+        help="run a Claude Code hook (reads the hook's JSON on stdin)",
         description="Run one Claude Code hook event. Fail-open: whatever goes wrong, it exits "
-                    "0 and prints nothing; the reason goes to the log directory.",
+        "0 and prints nothing; the reason goes to the log directory.",
     )
     p.add_argument("agent", choices=["claude"])
     p.add_argument("event", choices=EVENTS)
     p.set_defaults(func=_run_hook)
 
     p = subparsers.add_parser(
-        "integrate", help="add Maestro Memory's hooks to Claude Code's settings",
+        "integrate",
+        help="add Maestro Memory's hooks to Claude Code's settings",
         description="Add the session-start, user-prompt and session-end hooks to "
-                    ".claude/settings.json (or ~/.claude/settings.json with --scope user). "
-                    "Other tools' hooks and settings are kept; running it again adds nothing.",
+        ".claude/settings.json (or ~/.claude/settings.json with --scope user). "
+        "Other tools' hooks and settings are kept; running it again adds nothing.",
     )
     p.add_argument("agent", choices=["claude"])
     p.add_argument("--scope", choices=["project", "user"], default="project")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the settings that would be written; write nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the settings that would be written; write nothing",
+    )
     p.add_argument("--remove", action="store_true", help="take out only Maestro's own hooks")
     _project_arg(p)
     p.set_defaults(func=_run_integrate)
 
     p = subparsers.add_parser(
-        "mcp", help="serve the project's memory to MCP clients over stdio",
+        "mcp",
+        help="serve the project's memory to MCP clients over stdio",
         description=f"An MCP server over stdio. {MCP_INSTALL_HINT}.",
     )
     _project_arg(p)
     p.set_defaults(func=_run_mcp)
 
     p = subparsers.add_parser(
-        "merge-driver", help="git merge driver for .maestro/memory/*.md (see git-setup)",
+        "merge-driver",
+        help="git merge driver for .maestro/memory/*.md (see git-setup)",
         description="Merge a memory file entry by entry. git runs it as "
-                    "'maestroctl merge-driver %O %A %B %P'; the result is written to %A. "
-                    "Exit 0 when clean, 1 when conflict markers were left.",
+        "'maestroctl merge-driver %O %A %B %P'; the result is written to %A. "
+        "Exit 0 when clean, 1 when conflict markers were left.",
     )
     p.add_argument("base", metavar="O", help="the common ancestor's version (%%O)")
     p.add_argument("ours", metavar="A", help="our version; receives the result (%%A)")
     p.add_argument("theirs", metavar="B", help="their version (%%B)")
-    p.add_argument("path", metavar="P", nargs="?", default=None,
-                   help="the file's path in the repository (%%P)")
+    p.add_argument(
+        "path", metavar="P", nargs="?", default=None, help="the file's path in the repository (%%P)"
+    )
     p.set_defaults(func=_run_merge_driver)
 
     p = subparsers.add_parser(
-        "git-setup", help="register the memory merge driver in this git clone",
+        "git-setup",
+        help="register the memory merge driver in this git clone",
         description="Configure merge.maestro-memory in the clone holding the project and add "
-                    "'.maestro/memory/*.md merge=maestro-memory' to its .gitattributes.",
+        "'.maestro/memory/*.md merge=maestro-memory' to its .gitattributes.",
     )
     _project_arg(p)
-    p.add_argument("--driver-program", metavar="COMMAND", default=None,
-                   help="the command git runs before 'merge-driver ...' (default: the "
-                        "absolute path of this maestroctl)")
+    p.add_argument(
+        "--driver-program",
+        metavar="COMMAND",
+        default=None,
+        help="the command git runs before 'merge-driver ...' (default: the "
+        "absolute path of this maestroctl)",
+    )
     p.set_defaults(func=_run_git_setup)
 
 
@@ -108,8 +124,9 @@ def _run_integrate(ns: argparse.Namespace) -> int:
     from .hooks import IntegrationError, integrate_claude
 
     try:
-        report = integrate_claude(scope=ns.scope, project=_project_of(ns), dry_run=ns.dry_run,
-                                  remove=ns.remove)
+        report = integrate_claude(
+            scope=ns.scope, project=_project_of(ns), dry_run=ns.dry_run, remove=ns.remove
+        )
     except IntegrationError as exc:
         sys.stderr.write(f"maestroctl integrate: {exc}\n")
         return 1
@@ -149,8 +166,7 @@ def _run_git_setup(ns: argparse.Namespace) -> int:
 
 # -- standalone entry point (until maestroctl wires these in) ----------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="maestroctl",
-                                     description="Maestro Memory integrations.")
+    parser = argparse.ArgumentParser(prog="maestroctl", description="Maestro Memory integrations.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_integration_commands(sub)
     return parser

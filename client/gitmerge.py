@@ -27,7 +27,9 @@ DRIVER_TITLE = "Maestro Memory entry-level merge"
 ATTRIBUTE_PATTERN = ".maestro/memory/*.md"
 ATTRIBUTE_LINE = f"{ATTRIBUTE_PATTERN} merge={DRIVER_NAME}"
 KIND_BY_NAME: dict[str, FileKind] = {
-    "semantic.md": "semantic", "episodic.md": "episodic", "archive.md": "archive",
+    "semantic.md": "semantic",
+    "episodic.md": "episodic",
+    "archive.md": "archive",
 }
 EXIT_CLEAN = 0
 EXIT_CONFLICT = 1
@@ -40,8 +42,9 @@ class GitError(RuntimeError):
 
 def _git(args: list[str], cwd: Path | str | None = None, check: bool = True) -> str:
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (or not on PATH)") from exc
     if check and proc.returncode != 0:
@@ -72,9 +75,22 @@ def git_merge_file(base: str, ours: str, theirs: str, marker_size: int) -> str:
             names.append(str(path))
         try:
             proc = subprocess.run(
-                ["git", "merge-file", "-p", "--diff3", f"--marker-size={marker_size}",
-                 "-L", "ours", "-L", "base", "-L", "theirs", *names],
-                capture_output=True, stdin=subprocess.DEVNULL,
+                [
+                    "git",
+                    "merge-file",
+                    "-p",
+                    "--diff3",
+                    f"--marker-size={marker_size}",
+                    "-L",
+                    "ours",
+                    "-L",
+                    "base",
+                    "-L",
+                    "theirs",
+                    *names,
+                ],
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
             )
         except FileNotFoundError as exc:
             raise GitError("git is not installed (or not on PATH)") from exc
@@ -102,14 +118,28 @@ def _kind_of(path_name: str | None, ours: str, theirs: str) -> FileKind | None:
 def _plain_merge(ours_path: Path, base_path: Path, theirs_path: Path, why: str) -> int:
     """What git would have done without the driver: a line merge with conflict markers."""
     sys.stderr.write(f"maestro-memory merge-driver: {why}; falling back to a line merge\n")
-    proc = subprocess.run(["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",
-                           str(ours_path), str(base_path), str(theirs_path)],
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [
+            "git",
+            "merge-file",
+            "-L",
+            "ours",
+            "-L",
+            "base",
+            "-L",
+            "theirs",
+            str(ours_path),
+            str(base_path),
+            str(theirs_path),
+        ],
+        stdin=subprocess.DEVNULL,
+    )
     return EXIT_CLEAN if proc.returncode == 0 else EXIT_CONFLICT
 
 
-def run_merge_driver(base_path: str, ours_path: str, theirs_path: str,
-                     path_name: str | None = None) -> int:
+def run_merge_driver(
+    base_path: str, ours_path: str, theirs_path: str, path_name: str | None = None
+) -> int:
     """Merge the three versions into ``ours_path``; 0 when clean, 1 with conflict markers."""
     from ..core.merge import merge
 
@@ -125,8 +155,9 @@ def run_merge_driver(base_path: str, ours_path: str, theirs_path: str,
     if kind is None:
         return _plain_merge(a, o, b, f"{path_name or ours_path} is not a memory file")
     try:
-        result = merge(kind, base, ours, theirs, line_merge=git_merge_file,
-                       today=dt.date.today().isoformat())
+        result = merge(
+            kind, base, ours, theirs, line_merge=git_merge_file, today=dt.date.today().isoformat()
+        )
     except Exception as exc:  # a bug must not lose theirs: let git's own line merge run
         return _plain_merge(a, o, b, f"entry-level merge failed ({type(exc).__name__}: {exc})")
     tmp = a.with_name(f".{a.name}.maestro-merge-{os.getpid()}")
@@ -193,8 +224,10 @@ def git_setup(path: Path | str, program: str | None = None) -> list[str]:
         tmp = attributes.with_name(f".gitattributes.maestro-{os.getpid()}")
         tmp.write_text(existing + sep + ATTRIBUTE_LINE + "\n", encoding="utf-8")
         os.replace(tmp, attributes)
-        done.append(f"{attributes}: added '{ATTRIBUTE_LINE}' (commit it so collaborators "
-                    "merge the same way; each clone runs 'maestroctl git-setup' once)")
+        done.append(
+            f"{attributes}: added '{ATTRIBUTE_LINE}' (commit it so collaborators "
+            "merge the same way; each clone runs 'maestroctl git-setup' once)"
+        )
     return done
 
 
@@ -209,8 +242,7 @@ def git_setup_missing(project_root: Path | str) -> str | None:
     except GitError:
         return None
     problems = []
-    driver = _git(["config", "--get", f"merge.{DRIVER_NAME}.driver"], cwd=root,
-                  check=False).strip()
+    driver = _git(["config", "--get", f"merge.{DRIVER_NAME}.driver"], cwd=root, check=False).strip()
     if not driver:
         problems.append(f"merge.{DRIVER_NAME}.driver is not configured in this clone")
     else:
@@ -222,7 +254,8 @@ def git_setup_missing(project_root: Path | str) -> str | None:
             problems.append(f"the configured merge driver program {program!r} does not exist")
     try:
         rel = (root_path.resolve() / ".maestro" / "memory" / "semantic.md").relative_to(
-            root.resolve())
+            root.resolve()
+        )
     except ValueError:
         rel = Path(".maestro/memory/semantic.md")
     attr = _git(["check-attr", "merge", "--", str(rel)], cwd=root, check=False)
@@ -230,5 +263,10 @@ def git_setup_missing(project_root: Path | str) -> str | None:
         problems.append(f"{rel} has no 'merge={DRIVER_NAME}' attribute")
     if not problems:
         return None
-    return ("memory files will merge line by line in " + str(root) + ": "
-            + "; ".join(problems) + " (run 'maestroctl git-setup')")
+    return (
+        "memory files will merge line by line in "
+        + str(root)
+        + ": "
+        + "; ".join(problems)
+        + " (run 'maestroctl git-setup')"
+    )

@@ -219,9 +219,15 @@ def _text(data: dict[str, Any], key: str) -> str | None:
 
 
 def _hook_output(event: str, context: str) -> str:
-    return json.dumps({"hookSpecificOutput": {"hookEventName": HOOK_EVENT_NAMES[event],
-                                              "additionalContext": context}},
-                      ensure_ascii=False)
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": HOOK_EVENT_NAMES[event],
+                "additionalContext": context,
+            }
+        },
+        ensure_ascii=False,
+    )
 
 
 def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
@@ -231,8 +237,9 @@ def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         log_reason(memory.event, "no session_id in the hook input; decay not applied")
     else:
         memory.call(lambda c: c.initialize(session_id), repeatable=True)
-    result = memory.call(lambda c: c.build_context(max_tokens=budget, session_id=session_id),
-                         repeatable=True)
+    result = memory.call(
+        lambda c: c.build_context(max_tokens=budget, session_id=session_id), repeatable=True
+    )
     context = result.get("context")
     if not isinstance(context, str) or not context:
         return ""
@@ -247,8 +254,11 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         return ""
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
     result = memory.call(lambda c: c.detect_signals(prompt), repeatable=False)
-    facts = [" ".join(str(s.get("fact", "")).split()) for s in result.get("signals", [])
-             if isinstance(s, dict) and s.get("action") in ("added", "replaced")]
+    facts = [
+        " ".join(str(s.get("fact", "")).split())
+        for s in result.get("signals", [])
+        if isinstance(s, dict) and s.get("action") in ("added", "replaced")
+    ]
     facts = [f for f in facts if f]
     if not facts:
         return ""
@@ -286,8 +296,9 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     return _HANDLERS[event](memory, data, hook_budget())
 
 
-def run_claude_hook(event: str, stdin: IO[bytes] | None = None,
-                    stdout: IO[str] | None = None) -> int:
+def run_claude_hook(
+    event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
+) -> int:
     """Run one hook; always returns 0 (fail-open). Output only on success."""
     started = time.monotonic()
     output = ""
@@ -299,8 +310,9 @@ def run_claude_hook(event: str, stdin: IO[bytes] | None = None,
             finally:
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
-        log_reason(event, f"gave up after {time.monotonic() - started:.2f} s "
-                          f"(deadline {DEADLINE:g} s)")
+        log_reason(
+            event, f"gave up after {time.monotonic() - started:.2f} s (deadline {DEADLINE:g} s)"
+        )
     except _Skip as exc:
         log_reason(event, str(exc))
     except MaestroError as exc:
@@ -350,8 +362,12 @@ def hook_command(event: str, program: str | None = None) -> str:
 
 
 def is_our_hook(hook: object) -> bool:
-    return (isinstance(hook, dict) and hook.get("type") == "command"
-            and isinstance(hook.get("command"), str) and bool(_OURS.search(hook["command"])))
+    return (
+        isinstance(hook, dict)
+        and hook.get("type") == "command"
+        and isinstance(hook.get("command"), str)
+        and bool(_OURS.search(hook["command"]))
+    )
 
 
 def settings_path(scope: str, project: Path | None = None) -> Path:
@@ -374,8 +390,7 @@ def add_hooks(settings: dict[str, Any], program: str | None = None) -> dict[str,
     if not isinstance(hooks, dict):
         raise IntegrationError("'hooks' is not an object")
     for claude_event, event, timeout in CLAUDE_HOOKS:
-        wanted = {"type": "command", "command": hook_command(event, program),
-                  "timeout": timeout}
+        wanted = {"type": "command", "command": hook_command(event, program), "timeout": timeout}
         groups = _groups(hooks, claude_event)
         found = False
         for group in groups:
@@ -440,9 +455,13 @@ def _dump(settings: dict[str, Any], like: str | None) -> str:
     return text + "\n" if like is None or like.endswith("\n") else text
 
 
-def integrate_claude(scope: str = "project", project: Path | None = None,
-                     dry_run: bool = False, remove: bool = False,
-                     program: str | None = None) -> str:
+def integrate_claude(
+    scope: str = "project",
+    project: Path | None = None,
+    dry_run: bool = False,
+    remove: bool = False,
+    program: str | None = None,
+) -> str:
     """Add (or remove) our hooks in Claude Code's settings; returns a report for people."""
     path = settings_path(scope, project)
     try:
@@ -455,8 +474,9 @@ def integrate_claude(scope: str = "project", project: Path | None = None,
         try:
             settings = json.loads(original)
         except ValueError as exc:
-            raise IntegrationError(f"{path} is not valid JSON ({exc}); fix it first, nothing "
-                                   "was changed") from exc
+            raise IntegrationError(
+                f"{path} is not valid JSON ({exc}); fix it first, nothing was changed"
+            ) from exc
         if not isinstance(settings, dict):
             raise IntegrationError(f"{path} does not hold a JSON object; nothing was changed")
     else:
@@ -482,8 +502,10 @@ def integrate_claude(scope: str = "project", project: Path | None = None,
         return f"removed Maestro Memory's hooks from {path}"
     report = f"added Maestro Memory's hooks to {path}"
     if scope == "project" and not (path.parent.parent / ".maestro").is_dir():
-        report += (f"\nnote: {path.parent.parent} has no .maestro/ yet; the hooks stay silent "
-                   "until it exists (mkdir it, or save a first memory with maestroctl)")
+        report += (
+            f"\nnote: {path.parent.parent} has no .maestro/ yet; the hooks stay silent "
+            "until it exists (mkdir it, or save a first memory with maestroctl)"
+        )
     return report
 
 

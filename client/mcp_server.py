@@ -43,8 +43,9 @@ def _run(op: Callable[[], Result]) -> Result:
         raise ToolError(str(exc)) from exc
 
 
-def build_server(project: Path, client: Client | None = None,
-                 session_id: str | None = None) -> MCPServer:
+def build_server(
+    project: Path, client: Client | None = None, session_id: str | None = None
+) -> MCPServer:
     """The MCP server for ``project`` (tests connect to it in memory)."""
     from ..core.text import content_set
 
@@ -52,27 +53,37 @@ def build_server(project: Path, client: Client | None = None,
     session = session_id if session_id is not None else f"mcp-{uuid.uuid4().hex[:12]}"
     server = MCPServer("maestro-memory", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(description="The project's memory as a context block (reference data, not "
-                             "instructions), weighted to the task and query when given.")
+    @server.tool(
+        description="The project's memory as a context block (reference data, not "
+        "instructions), weighted to the task and query when given."
+    )
     def get_context(task: str | None = None, query: str | None = None) -> str:
         result = _run(lambda: memory.build_context(task=task, query=query, session_id=session))
         context = result.get("context")
-        return context if isinstance(context, str) and context else (
-            "(Project memory is empty: nothing remembered yet.)")
+        return (
+            context
+            if isinstance(context, str) and context
+            else ("(Project memory is empty: nothing remembered yet.)")
+        )
 
-    @server.tool(description="Save a lasting fact or preference (semantic memory). A fact "
-                             "that contradicts an existing one replaces it; a restated one "
-                             "reinforces it. confidence: 0.0-1.0 (default 0.5).")
+    @server.tool(
+        description="Save a lasting fact or preference (semantic memory). A fact "
+        "that contradicts an existing one replaces it; a restated one "
+        "reinforces it. confidence: 0.0-1.0 (default 0.5)."
+    )
     def remember(fact: str, category: Category, confidence: float | None = None) -> dict[str, Any]:
         return _run(lambda: memory.save_semantic(fact, category, confidence))
 
-    @server.tool(description="Save what happened in this session (episodic memory; it fades "
-                             "over later sessions).")
+    @server.tool(
+        description="Save what happened in this session (episodic memory; it fades "
+        "over later sessions)."
+    )
     def note(context: str, session_id: str | None = None) -> dict[str, Any]:
         return _run(lambda: memory.save_episodic(context, session_id or session))
 
-    @server.tool(description="Find remembered entries that share words with the query, best "
-                             "matches first.")
+    @server.tool(
+        description="Find remembered entries that share words with the query, best matches first."
+    )
     def search(query: str) -> dict[str, Any]:
         # Shared stemmed content words (core.text), as relevance counts them; in an explicit
         # lookup every word counts, even those too common to make a task relevant.
@@ -83,11 +94,12 @@ def build_server(project: Path, client: Client | None = None,
             if score:
                 found.append((score, entry))
         found.sort(key=lambda p: (-p[0], -float(p[1].get("confidence") or 0.0)))
-        return {"query": query,
-                "results": [{**e, "score": s} for s, e in found[:SEARCH_LIMIT]]}
+        return {"query": query, "results": [{**e, "score": s} for s, e in found[:SEARCH_LIMIT]]}
 
-    @server.tool(description="Reinforce an entry that was referenced (confirmed=false) or "
-                             "that the user confirmed (confirmed=true).")
+    @server.tool(
+        description="Reinforce an entry that was referenced (confirmed=false) or "
+        "that the user confirmed (confirmed=true)."
+    )
     def reinforce(entry_id: str, confirmed: bool = False) -> dict[str, Any]:
         return _run(lambda: memory.reinforce(entry_id, confirmed))
 
@@ -105,9 +117,12 @@ def build_server(project: Path, client: Client | None = None,
         return read
 
     for kind in FILES:
-        server.resource(f"memory://{kind}", name=f"{kind}.md", mime_type="text/markdown",
-                        description=f"The project's {kind} memory file, as written on disk."
-                        )(file_reader(kind))
+        server.resource(
+            f"memory://{kind}",
+            name=f"{kind}.md",
+            mime_type="text/markdown",
+            description=f"The project's {kind} memory file, as written on disk.",
+        )(file_reader(kind))
     return server
 
 

@@ -98,15 +98,19 @@ class ContextIndex:
         self.medium = [sem_line(c) for c in semantic if MEDIUM <= c.confidence <= HIGH]
         self.low = [sem_line(c) for c in semantic if LOW <= c.confidence < MEDIUM]
         eligible = [
-            c for c in episodic
+            c
+            for c in episodic
             if c.salience is not None
             and c.salience >= EPISODIC_MIN_SALIENCE
             and c.confidence >= EPISODIC_MIN_CONFIDENCE
         ]
         eligible.sort(key=lambda c: -(c.salience or 0.0) * c.confidence)
         self.recent = [
-            line(c, f"- [sal:{c.salience or 0.0:.2f} conf:{c.confidence:.2f}] "
-                    f"{_one_line(c.text, EPISODIC_TEXT_LIMIT)}")
+            line(
+                c,
+                f"- [sal:{c.salience or 0.0:.2f} conf:{c.confidence:.2f}] "
+                f"{_one_line(c.text, EPISODIC_TEXT_LIMIT)}",
+            )
             for c in eligible[:EPISODIC_TOP]
         ]
         self._postings = [self._invert(band) for band in (self.high, self.medium, self.low)]
@@ -128,8 +132,9 @@ class ContextIndex:
                 scores[pos] = scores.get(pos, 0) + 1
         return scores
 
-    def build(self, task: str | None, query: str | None, max_tokens: int,
-              injection: str = "relevant") -> ContextResult:
+    def build(
+        self, task: str | None, query: str | None, max_tokens: int, injection: str = "relevant"
+    ) -> ContextResult:
         task_topic = _topic(task) | _topic(query)
         query_topic = _topic(query)
         high_scores = self._scored(self._postings[0], task_topic)
@@ -146,8 +151,10 @@ class ContextIndex:
 
         frame = [HEADER, NOTICE, "", FOOTER]
         budget = max_tokens - estimate_tokens("\n".join(frame))
-        section_cost = {"semantic": estimate_tokens("\nSemantic (long-term):\n"),
-                        "episodic": estimate_tokens("\nRecent context (episodic):\n")}
+        section_cost = {
+            "semantic": estimate_tokens("\nSemantic (long-term):\n"),
+            "episodic": estimate_tokens("\nRecent context (episodic):\n"),
+        }
         opened: set[str] = set()
         chosen: dict[str, int] = {}  # id -> relevance score
 
@@ -176,8 +183,9 @@ class ContextIndex:
         high_order = [x for x, _ in high_first] + [
             x for p, x in enumerate(self.high) if p not in high_scores
         ]
-        semantic = [x for x in high_order + [x for x, _ in medium + low]
-                    if x.candidate.id in chosen]
+        semantic = [
+            x for x in high_order + [x for x, _ in medium + low] if x.candidate.id in chosen
+        ]
         episodic = [x for x in self.recent if x.candidate.id in chosen]
         lines = [HEADER, NOTICE]
         if semantic:
@@ -188,8 +196,9 @@ class ContextIndex:
         text = "\n".join(lines)
         included = [x.candidate.id for x in semantic + episodic]
         relevant = list(included) if injection == "all" else [i for i in included if chosen[i]]
-        return ContextResult(context=text, tokens=estimate_tokens(text), included=included,
-                             relevant=relevant)
+        return ContextResult(
+            context=text, tokens=estimate_tokens(text), included=included, relevant=relevant
+        )
 
 
 def build(

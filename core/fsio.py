@@ -58,8 +58,9 @@ class _IO:
     """Indirection over the syscalls of a commit (replaced only by fault-injection tests)."""
 
     def open_temp(self, path: str, mode: int) -> int:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                       mode)
+        return os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode
+        )
 
     def write(self, fd: int, data: bytes) -> int:
         return os.write(fd, data)
@@ -111,10 +112,10 @@ def project_lock(memory_dir: Path) -> Iterator[None]:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise MemoryWriteError(errno.ELOOP, f"refusing to lock {path}: it is a symlink") \
-                from exc
-        raise MemoryWriteError(exc.errno, f"cannot open lock file {path}: {exc.strerror}") \
-            from exc
+            raise MemoryWriteError(
+                errno.ELOOP, f"refusing to lock {path}: it is a symlink"
+            ) from exc
+        raise MemoryWriteError(exc.errno, f"cannot open lock file {path}: {exc.strerror}") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -144,8 +145,13 @@ def _temp_path(memory_dir: Path, name: str) -> str:
     return str(memory_dir / f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
 
 
-def _write_temp(memory_dir: Path, name: str, data: bytes, temps: list[str],
-                sigs: dict[str, FileSignature] | None = None) -> str:
+def _write_temp(
+    memory_dir: Path,
+    name: str,
+    data: bytes,
+    temps: list[str],
+    sigs: dict[str, FileSignature] | None = None,
+) -> str:
     target = memory_dir / name
     try:
         mode = target.stat().st_mode & 0o777
@@ -176,8 +182,9 @@ def _cleanup(paths: list[str]) -> None:
             os.unlink(p)
 
 
-def commit(memory_dir: Path, files: Mapping[str, bytes], *,
-           unchanged: Callable[[], bool] | None = None) -> dict[str, FileSignature]:
+def commit(
+    memory_dir: Path, files: Mapping[str, bytes], *, unchanged: Callable[[], bool] | None = None
+) -> dict[str, FileSignature]:
     """Durably replace ``files`` (name -> content) in ``memory_dir``. Caller holds the lock.
 
     ``unchanged``: called right before the first rename; False raises ``ChangedUnderneath``
@@ -192,8 +199,7 @@ def commit(memory_dir: Path, files: Mapping[str, bytes], *,
     intent = False
     try:
         for name, data in files.items():
-            pairs.append((_write_temp(memory_dir, name, data, temps, sigs),
-                          str(memory_dir / name)))
+            pairs.append((_write_temp(memory_dir, name, data, temps, sigs), str(memory_dir / name)))
         if len(pairs) > 1:
             intent_tmp = _write_temp(
                 memory_dir, INTENT_FILE, json.dumps({"renames": pairs}).encode(), temps
@@ -204,8 +210,10 @@ def commit(memory_dir: Path, files: Mapping[str, bytes], *,
             IO.fsync_dir(str(memory_dir))
         if unchanged is not None and not unchanged():
             raise ChangedUnderneath(
-                errno.EAGAIN, f"{', '.join(files)} in {memory_dir} changed while this write "
-                "was prepared (written without the lock); nothing was written")
+                errno.EAGAIN,
+                f"{', '.join(files)} in {memory_dir} changed while this write "
+                "was prepared (written without the lock); nothing was written",
+            )
         for src, dst in pairs:
             IO.replace(src, dst)
             renamed += 1

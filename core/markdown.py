@@ -91,8 +91,9 @@ def fmt_score(value: float, *, min_decimals: int) -> str:
 def derived_id(prefix: str, text: str, occurrence: int) -> str:
     """Id for an entry that has no metadata yet: stable while its text is unchanged."""
     # surrogateescape: a hand-written line may hold bytes that are not UTF-8
-    digest = hashlib.sha1(f"{text}\x00{occurrence}".encode("utf-8", "surrogateescape")
-                          ).hexdigest()[:8]
+    digest = hashlib.sha1(f"{text}\x00{occurrence}".encode("utf-8", "surrogateescape")).hexdigest()[
+        :8
+    ]
     return f"{prefix}-{digest}"
 
 
@@ -179,10 +180,7 @@ class Document:
         if log is None:
             return []
         return [
-            _strip_eol(line)
-            for b in log.blocks
-            for line in b.lines
-            if _strip_eol(line).strip()
+            _strip_eol(line) for b in log.blocks for line in b.lines if _strip_eol(line).strip()
         ]
 
     # -- edits -----------------------------------------------------------------------------
@@ -333,7 +331,7 @@ def _heading(bare: str) -> tuple[int, str] | None:
     if m is None:
         return None
     # The title without the surrounding spaces and an optional closing run of '#'.
-    return len(m.group(1)), bare[m.end():].rstrip().rstrip("#").rstrip().lstrip()
+    return len(m.group(1)), bare[m.end() :].rstrip().rstrip("#").rstrip().lstrip()
 
 
 def _split_meta(bare: str) -> tuple[str, dict[str, str]]:
@@ -353,7 +351,7 @@ def _split_meta(bare: str) -> tuple[str, dict[str, str]]:
         if m is not None and m.end() <= close:
             break
         at = q + 1
-    return tail[:q].rstrip(), parse_meta(tail[m.end():close])
+    return tail[:q].rstrip(), parse_meta(tail[m.end() : close])
 
 
 def _entry_id(
@@ -395,16 +393,20 @@ def _parse_semantic_line(
         number = _number(conf_raw)
         if number is None or number > 1.0:
             doc.problems.append(
-                Problem(index + 1, f"confidence {conf_raw!r} is not a number in 0.0-1.0; "
-                        "line kept as written and not used")
+                Problem(
+                    index + 1,
+                    f"confidence {conf_raw!r} is not a number in 0.0-1.0; "
+                    "line kept as written and not used",
+                )
             )
             return RawBlock([line])
         confidence = number
     text = m.group("text").strip()
     eid, meta = _entry_id(meta, "s", text, seen)
     date = m.group("date") or ""
-    return EntryBlock([line], eid, text, confidence, "" if date == "date" else date, meta,
-                      category=category)
+    return EntryBlock(
+        [line], eid, text, confidence, "" if date == "date" else date, meta, category=category
+    )
 
 
 def _parse_archive_line(
@@ -440,8 +442,11 @@ def _parse_episodic(doc: Document, lines: list[str], i: int, seen: dict[str, int
     if m is None or sal is None or conf is None or conf > 1.0:
         if m is not None:
             doc.problems.append(
-                Problem(i + 1, "episodic header has an invalid salience or confidence; "
-                        "block kept as written and not used")
+                Problem(
+                    i + 1,
+                    "episodic header has an invalid salience or confidence; "
+                    "block kept as written and not used",
+                )
             )
         section.blocks.append(RawBlock(block_lines))
         return j
@@ -452,8 +457,15 @@ def _parse_episodic(doc: Document, lines: list[str], i: int, seen: dict[str, int
     eid, meta = _entry_id(meta, "e", text + "\x00" + m.group("date"), seen)
     section.blocks.append(
         EntryBlock(
-            block_lines, eid, text, conf, m.group("date").strip(), meta,
-            salience=sal, session_id=(m.group("sid") or "").strip(), body=body,
+            block_lines,
+            eid,
+            text,
+            conf,
+            m.group("date").strip(),
+            meta,
+            salience=sal,
+            session_id=(m.group("sid") or "").strip(),
+            body=body,
         )
     )
     return j
@@ -479,8 +491,13 @@ def new_document(kind: FileKind) -> Document:
         titles = [ENTRIES_HEADING]
     else:
         sections[0].blocks.append(
-            RawBlock(["Entries moved out of active memory: kept for reference, never injected "
-                      "into context." + nl, nl])
+            RawBlock(
+                [
+                    "Entries moved out of active memory: kept for reference, never injected "
+                    "into context." + nl,
+                    nl,
+                ]
+            )
         )
         titles = [ARCHIVED_HEADING]
     for title in titles:
@@ -497,8 +514,10 @@ def insert_entry(doc: Document, section_title: str, entry: EntryBlock, *, top: b
     blocks = section.blocks
     if top:
         at = 0
-        while at < len(blocks) and isinstance(blocks[at], RawBlock) and all(
-            not _strip_eol(x).strip() for x in blocks[at].lines
+        while (
+            at < len(blocks)
+            and isinstance(blocks[at], RawBlock)
+            and all(not _strip_eol(x).strip() for x in blocks[at].lines)
         ):
             at += 1
         if at == len(blocks):
@@ -511,8 +530,10 @@ def insert_entry(doc: Document, section_title: str, entry: EntryBlock, *, top: b
         else:
             # First entry: straight under the heading, before any trailing blank lines.
             at = len(blocks)
-            while at > 0 and isinstance(blocks[at - 1], RawBlock) and all(
-                not _strip_eol(x).strip() for x in blocks[at - 1].lines
+            while (
+                at > 0
+                and isinstance(blocks[at - 1], RawBlock)
+                and all(not _strip_eol(x).strip() for x in blocks[at - 1].lines)
             ):
                 at -= 1
             blocks.insert(at, entry)

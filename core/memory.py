@@ -82,11 +82,14 @@ class Settings:
     def __post_init__(self) -> None:
         if self.injection not in ("relevant", "all"):
             raise MemoryError_(f"injection must be 'relevant' or 'all', got {self.injection!r}")
-        if isinstance(self.episodic_cap, bool) or not isinstance(self.episodic_cap, int) or (
-            self.episodic_cap < 0
+        if (
+            isinstance(self.episodic_cap, bool)
+            or not isinstance(self.episodic_cap, int)
+            or (self.episodic_cap < 0)
         ):
-            raise MemoryError_(f"episodic_cap must be a whole number >= 0, got "
-                               f"{self.episodic_cap!r}")
+            raise MemoryError_(
+                f"episodic_cap must be a whole number >= 0, got {self.episodic_cap!r}"
+            )
 
 
 @dataclass
@@ -107,8 +110,13 @@ class State:
                 raise ValueError("sessions is not an object")
             return cls(sessions={str(k): str(v) for k, v in sessions.items()})
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
-            problems.append(Problem(0, f"{STATE_FILE} is unreadable ({exc}); starting a new "
-                                    "ledger, sessions may decay again"))
+            problems.append(
+                Problem(
+                    0,
+                    f"{STATE_FILE} is unreadable ({exc}); starting a new "
+                    "ledger, sessions may decay again",
+                )
+            )
             return cls(changed=True)
 
     def render(self) -> str:
@@ -123,8 +131,7 @@ def session_tag(session_id: str) -> str:
 def _validate_session(value: object, *, name: str = "session_id") -> str:
     text = validate_text(value, name=name)
     if any(ch in text for ch in "[]\r\n") or "-->" in text or len(text) > 200:
-        raise MemoryError_(f"{name} must be one line of at most 200 characters without "
-                           "brackets")
+        raise MemoryError_(f"{name} must be one line of at most 200 characters without brackets")
     return text
 
 
@@ -169,8 +176,14 @@ class Memory:
         state_problems: list[Problem] = []
         state = State.parse(texts.get(STATE_FILE), state_problems)
         docs["semantic"].problems.extend(state_problems)
-        return cls(docs["semantic"], docs["episodic"], docs["archive"], state,
-                   today=today, settings=settings)
+        return cls(
+            docs["semantic"],
+            docs["episodic"],
+            docs["archive"],
+            state,
+            today=today,
+            settings=settings,
+        )
 
     def clone(self) -> Memory:
         """An independent copy (the daemon mutates a clone, then swaps it in)."""
@@ -202,8 +215,7 @@ class Memory:
         self.state.changed = False
 
     def problems(self) -> dict[str, list[str]]:
-        return {FILES[k]: [str(p) for p in d.problems] for k, d in self.docs.items()
-                if d.problems}
+        return {FILES[k]: [str(p) for p in d.problems] for k, d in self.docs.items() if d.problems}
 
     def _touch(self, kind: FileKind) -> None:
         self.docs[kind].changed = True
@@ -266,8 +278,9 @@ class Memory:
         sid = _validate_session(session_id) if session_id is not None else uuid.uuid4().hex
         created = self.ensure_files()
         if sid in self.state.sessions:
-            return InitReport(session_id=sid, created=created, applied=False,
-                              flagged=self._flagged_entries())
+            return InitReport(
+                session_id=sid, created=created, applied=False, flagged=self._flagged_entries()
+            )
         semantic = self.semantic_decay()
         sweep = self.decay_sweep()
         self.state.sessions[sid] = self.today
@@ -316,17 +329,19 @@ class Memory:
             decayed += 1
             if rules.pruned_by_sweep(b.salience):
                 pruned.append(self._entry(b, "episodic"))
-                self._dispose("episodic", b, rules.disposal(original),
-                              f"episodic entry, salience {b.salience:.3f}, pruned by the "
-                              "session sweep")
+                self._dispose(
+                    "episodic",
+                    b,
+                    rules.disposal(original),
+                    f"episodic entry, salience {b.salience:.3f}, pruned by the session sweep",
+                )
         if decayed:
             self._touch("episodic")
         flagged = [e for e in self.episodic_entries() if e.state == "flagged"]
         return SweepReport(decayed=decayed, pruned=pruned, flagged=flagged)
 
     def _flagged_entries(self) -> list[Entry]:
-        return [e for e in self.semantic_entries() + self.episodic_entries()
-                if e.state != "active"]
+        return [e for e in self.semantic_entries() + self.episodic_entries() if e.state != "active"]
 
     # -- removal, archive, logs ----------------------------------------------------------------
     def _log(self, kind: FileKind, verb: str, text: str, why: str) -> str:
@@ -338,8 +353,7 @@ class Memory:
         self._touch(kind)
         return line
 
-    def _archive(self, kind: FileKind, b: EntryBlock, note: str,
-                 tomb: float | None = None) -> None:
+    def _archive(self, kind: FileKind, b: EntryBlock, note: str, tomb: float | None = None) -> None:
         meta = {"id": b.id, "o": fmt_confidence(b.original), "sec": kind}
         if b.category:
             meta["cat"] = b.category
@@ -349,9 +363,16 @@ class Memory:
                 meta["sid"] = b.session_id
         if tomb is not None:
             meta["tomb"] = fmt_confidence(tomb)
-        block = EntryBlock([], b.id, b.text, b.confidence, b.date or self.today, meta,
-                           category=b.category, body=[f"- archived {self.today} from "
-                                                      f"{FILES[kind]}: {note}"])
+        block = EntryBlock(
+            [],
+            b.id,
+            b.text,
+            b.confidence,
+            b.date or self.today,
+            meta,
+            category=b.category,
+            body=[f"- archived {self.today} from {FILES[kind]}: {note}"],
+        )
         insert_entry(self.docs["archive"], ARCHIVED_HEADING, block, top=False)
         self._touch("archive")
 
@@ -369,8 +390,9 @@ class Memory:
     ) -> SaveResult:
         text = _validate_fact(fact, name="fact")
         cat = validate_category(category)
-        conf = (DEFAULT_SEMANTIC_CONFIDENCE if confidence is None
-                else validate_confidence(confidence))
+        conf = (
+            DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+        )
         doc = self.docs["semantic"]
 
         tomb = self._tombstone(text, cat)
@@ -378,9 +400,11 @@ class Memory:
             tomb_block, tomb_conf = tomb
             if conf < tomb_conf and conf < 1.0:
                 return SaveResult(
-                    action="rejected", entry=None, replaced=None,
+                    action="rejected",
+                    entry=None,
+                    replaced=None,
                     reason=f"tombstoned: replaced earlier by a statement at "
-                           f"{tomb_conf:.2f}; restate at 1.0 to override",
+                    f"{tomb_conf:.2f}; restate at 1.0 to override",
                 )
             tomb_block.meta.pop("tomb", None)  # overridden: the old verdict no longer holds
             tomb_block.dirty = True
@@ -395,8 +419,7 @@ class Memory:
             if conf == 0.0:
                 target.confidence = 0.0
                 action: Literal["reinforced", "replaced"] = "replaced"
-                self._log("semantic", "Contradicted", target.text,
-                          "restated with confidence 0.00")
+                self._log("semantic", "Contradicted", target.text, "restated with confidence 0.00")
             else:
                 target.confidence = rules.restated_confidence(target.confidence, conf)
                 action = "reinforced"
@@ -405,12 +428,22 @@ class Memory:
             target.meta["u"] = "0"
             target.dirty = True
             self._touch("semantic")
-            return SaveResult(action=action, entry=self._entry(target, "semantic"),
-                              replaced=before if action == "replaced" else None,
-                              reason=verdict.reason)
+            return SaveResult(
+                action=action,
+                entry=self._entry(target, "semantic"),
+                replaced=before if action == "replaced" else None,
+                reason=verdict.reason,
+            )
 
-        new = EntryBlock([], _new_id("s"), text, conf, self.today,
-                         {"id": "", "o": fmt_confidence(conf), "u": "0"}, category=cat)
+        new = EntryBlock(
+            [],
+            _new_id("s"),
+            text,
+            conf,
+            self.today,
+            {"id": "", "o": fmt_confidence(conf), "u": "0"},
+            category=cat,
+        )
         new.meta["id"] = new.id
         if verdict.action == "replaced" and verdict.target is not None:
             old = next(b for b in same if b.id == verdict.target)
@@ -419,16 +452,20 @@ class Memory:
             section.blocks.insert(section.blocks.index(old), new)
             new.dirty = True
             old.removed = True
-            self._archive("semantic", old, f'replaced by "{text}" ({verdict.reason})',
-                          tomb=conf)
+            self._archive("semantic", old, f'replaced by "{text}" ({verdict.reason})', tomb=conf)
             self._log("semantic", "Replaced", old.text, f'by "{text}": {verdict.reason}')
             self._touch("semantic")
-            return SaveResult(action="replaced", entry=self._entry(new, "semantic"),
-                              replaced=replaced, reason=verdict.reason)
+            return SaveResult(
+                action="replaced",
+                entry=self._entry(new, "semantic"),
+                replaced=replaced,
+                reason=verdict.reason,
+            )
         insert_entry(doc, heading, new, top=False)
         self._touch("semantic")
-        return SaveResult(action="added", entry=self._entry(new, "semantic"), replaced=None,
-                          reason=verdict.reason)
+        return SaveResult(
+            action="added", entry=self._entry(new, "semantic"), replaced=None, reason=verdict.reason
+        )
 
     def _tombstone(self, text: str, category: str) -> tuple[EntryBlock, float] | None:
         for b in reversed(self.docs["archive"].entries()):
@@ -447,16 +484,27 @@ class Memory:
     ) -> Entry:
         raw = validate_text(context_text, name="context")
         sid = _validate_session(session_id)
-        conf = (DEFAULT_EPISODIC_CONFIDENCE if confidence is None
-                else validate_confidence(confidence))
-        body = [("\\" + line if line.lstrip().startswith("#") else line).rstrip()
-                for line in raw.splitlines()]
+        conf = (
+            DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+        )
+        body = [
+            ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
+            for line in raw.splitlines()
+        ]
         while body and not body[-1].strip():
             body.pop()
         text = " ".join(raw.split())
-        new = EntryBlock([], _new_id("e"), text, conf, self.today,
-                         {"id": "", "o": f"{conf:.3f}".rstrip("0").rstrip(".")},
-                         salience=1.0, session_id=sid, body=body)
+        new = EntryBlock(
+            [],
+            _new_id("e"),
+            text,
+            conf,
+            self.today,
+            {"id": "", "o": f"{conf:.3f}".rstrip("0").rstrip(".")},
+            salience=1.0,
+            session_id=sid,
+            body=body,
+        )
         new.meta["id"] = new.id
         doc = self.docs["episodic"]
         insert_entry(doc, ENTRIES_HEADING, new, top=True)
@@ -470,15 +518,19 @@ class Memory:
         if excess <= 0:
             return
         # Lowest salience first, then oldest (earlier date; lower in the file).
-        order = sorted(enumerate(entries),
-                       key=lambda p: (p[1].salience or 0.0, p[1].date, -p[0]))
+        order = sorted(enumerate(entries), key=lambda p: (p[1].salience or 0.0, p[1].date, -p[0]))
         for _, b in order[:excess]:
-            self._dispose("episodic", b, rules.disposal(b.original),
-                          f"episodic cap of {self.settings.episodic_cap} entries, salience "
-                          f"{b.salience or 0.0:.3f}")
+            self._dispose(
+                "episodic",
+                b,
+                rules.disposal(b.original),
+                f"episodic cap of {self.settings.episodic_cap} entries, salience "
+                f"{b.salience or 0.0:.3f}",
+            )
 
-    def reinforce(self, entry_id: object, confirmed: bool = False,
-                  session_id: str | None = None) -> Entry:
+    def reinforce(
+        self, entry_id: object, confirmed: bool = False, session_id: str | None = None
+    ) -> Entry:
         if not isinstance(confirmed, bool):
             raise MemoryError_(f"confirmed must be true or false, got {confirmed!r}")
         kind, b = self.find(entry_id)
@@ -489,14 +541,18 @@ class Memory:
             b.meta["rs"] = tag
         original = b.original
         if kind == "semantic":
-            b.confidence = (rules.confirmed_semantic(b.confidence) if confirmed
-                            else rules.referenced_semantic(b.confidence, original))
+            b.confidence = (
+                rules.confirmed_semantic(b.confidence)
+                if confirmed
+                else rules.referenced_semantic(b.confidence, original)
+            )
             b.meta["r"] = "1"
             b.meta["u"] = "0"
             b.meta["o"] = fmt_confidence(max(original, b.confidence))
         else:
             b.salience, b.confidence = (
-                rules.confirmed_episodic(b.salience or 0.0, b.confidence) if confirmed
+                rules.confirmed_episodic(b.salience or 0.0, b.confidence)
+                if confirmed
                 else rules.referenced_episodic(b.salience or 0.0, b.confidence, original)
             )
             b.meta["o"] = f"{max(original, b.confidence):.3f}".rstrip("0").rstrip(".")
@@ -519,11 +575,11 @@ class Memory:
         self, user_message: object, assistant_response: object = ""
     ) -> list[Signal]:
         if not isinstance(user_message, str):
-            raise MemoryError_(f"user_message must be a string, got "
-                               f"{type(user_message).__name__}")
+            raise MemoryError_(f"user_message must be a string, got {type(user_message).__name__}")
         if not isinstance(assistant_response, str):
-            raise MemoryError_(f"assistant_response must be a string, got "
-                               f"{type(assistant_response).__name__}")
+            raise MemoryError_(
+                f"assistant_response must be a string, got {type(assistant_response).__name__}"
+            )
         out = []
         for found in detect_signals(user_message, assistant_response):
             try:
@@ -533,9 +589,15 @@ class Memory:
                 # no signal; raising here would leave the signals saved before it half-applied.
                 continue
             result = self.save_semantic(found.fact, found.category, found.confidence)
-            out.append(Signal(fact=found.fact, category=found.category,
-                              confidence=found.confidence, action=result.action,
-                              entry_id=result.entry.id if result.entry else None))
+            out.append(
+                Signal(
+                    fact=found.fact,
+                    category=found.category,
+                    confidence=found.confidence,
+                    action=result.action,
+                    entry_id=result.entry.id if result.entry else None,
+                )
+            )
         return out
 
     # -- maintenance ---------------------------------------------------------------------------
@@ -546,16 +608,26 @@ class Memory:
                 entry = self._entry(b, kind)
                 if entry.state == "active":
                     continue
-                out.append((kind, b, Proposal(entry=entry, action=rules.disposal(b.original),
-                                              reason=self._flag_reason(kind, b))))
+                out.append(
+                    (
+                        kind,
+                        b,
+                        Proposal(
+                            entry=entry,
+                            action=rules.disposal(b.original),
+                            reason=self._flag_reason(kind, b),
+                        ),
+                    )
+                )
         return out
 
     def _flag_reason(self, kind: FileKind, b: EntryBlock) -> str:
         if b.confidence == 0.0:
             return "explicitly contradicted (confidence 0.00)"
         if kind == "episodic":
-            return (f"episodic entry, salience {b.salience or 0.0:.3f}, confidence "
-                    f"{b.confidence:.3f}")
+            return (
+                f"episodic entry, salience {b.salience or 0.0:.3f}, confidence {b.confidence:.3f}"
+            )
         u = b.meta.get("u", "0")
         return f"confidence decayed to {b.confidence:.2f}, unreinforced for {u} sessions"
 
@@ -575,16 +647,28 @@ class Memory:
             chosen = []
             for eid, action in decisions.items():
                 if action not in DECISIONS:
-                    raise MemoryError_(f"decision for {eid!r} must be one of "
-                                       f"{', '.join(DECISIONS)}, got {action!r}")
+                    raise MemoryError_(
+                        f"decision for {eid!r} must be one of "
+                        f"{', '.join(DECISIONS)}, got {action!r}"
+                    )
                 if eid not in by_id:
                     self.find(eid)  # raises NotFoundError for an unknown id
                     raise RejectedError(f"entry {eid!r} is not flagged for maintenance")
                 kind, b, p = by_id[eid]
-                chosen.append((kind, b, Proposal(entry=p.entry, action=action,  # type: ignore[arg-type]
-                                                 reason=p.reason)))
-        report = MaintenanceReport(dry_run=dry_run, proposals=[p for _, _, p in proposals],
-                                   applied=[], log_lines=[])
+                chosen.append(
+                    (
+                        kind,
+                        b,
+                        Proposal(
+                            entry=p.entry,
+                            action=action,  # type: ignore[arg-type]
+                            reason=p.reason,
+                        ),
+                    )
+                )
+        report = MaintenanceReport(
+            dry_run=dry_run, proposals=[p for _, _, p in proposals], applied=[], log_lines=[]
+        )
         if dry_run:
             return report
         for kind, b, p in chosen:
@@ -596,9 +680,12 @@ class Memory:
                 b.meta["r"] = "1"
                 b.meta["u"] = "0"
                 b.dirty = True
-                line = self._log(kind, "Reinforced", b.text,
-                                 f"user confirmed, confidence {before:.2f} → "
-                                 f"{b.confidence:.2f}")
+                line = self._log(
+                    kind,
+                    "Reinforced",
+                    b.text,
+                    f"user confirmed, confidence {before:.2f} → {b.confidence:.2f}",
+                )
             else:
                 line = self._dispose(kind, b, p.action, p.reason)
             report.applied.append(p)
@@ -657,10 +744,12 @@ class MemoryView:
 
     def index(self) -> ctx.ContextIndex:
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
-            self._index.append(ctx.ContextIndex(
-                [ctx.Candidate(e.id, e.text, e.confidence) for e in self.semantic],
-                [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
-            ))
+            self._index.append(
+                ctx.ContextIndex(
+                    [ctx.Candidate(e.id, e.text, e.confidence) for e in self.semantic],
+                    [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
+                )
+            )
         return self._index[0]
 
     def build_context(

@@ -218,8 +218,9 @@ class _Resolver:
         if a == b:
             # Same unowned lines on both sides: only entries are placed differently.
             out: list[str] = []
-            for i, (ga, gb) in enumerate(zip(self._gaps(hunk.ours), self._gaps(hunk.theirs),
-                                             strict=True)):
+            for i, (ga, gb) in enumerate(
+                zip(self._gaps(hunk.ours), self._gaps(hunk.theirs), strict=True)
+            ):
                 if i:
                     out.append(a[i - 1])
                 out.extend(self._union(ga, gb))
@@ -301,14 +302,21 @@ def _with_id(block: EntryBlock) -> None:
 
 
 def _cross_branch(
-    chosen: dict[str, _Item], base: _Side, ours: _Side, theirs: _Side, today: str,
+    chosen: dict[str, _Item],
+    base: _Side,
+    ours: _Side,
+    theirs: _Side,
+    today: str,
 ) -> list[str]:
     """Semantic entries added on both branches: duplicates kept once, contradictions settled."""
     logs: list[str] = []
 
     def added(side: _Side, other: _Side) -> list[_Item]:
-        return [chosen[i] for i in side.items
-                if i in chosen and i not in base.items and i not in other.items]
+        return [
+            chosen[i]
+            for i in side.items
+            if i in chosen and i not in base.items and i not in other.items
+        ]
 
     new_ours, new_theirs = added(ours, theirs), added(theirs, ours)
     for category in CATEGORY_HEADINGS:
@@ -316,12 +324,12 @@ def _cross_branch(
         for item in (x for x in new_theirs if x.block.category == category):
             if not candidates:
                 break
-            twin = next((c for c in candidates if same_rule(c.block.text, item.block.text)),
-                        None)
+            twin = next((c for c in candidates if same_rule(c.block.text, item.block.text)), None)
             reason = "same rule"
             if twin is None:
-                verdict = classify(item.block.text,
-                                   [(c.block.id, c.block.text) for c in candidates])
+                verdict = classify(
+                    item.block.text, [(c.block.id, c.block.text) for c in candidates]
+                )
                 if verdict.action == "added" or verdict.target is None:
                     continue
                 twin = next(c for c in candidates if c.block.id == verdict.target)
@@ -334,15 +342,19 @@ def _cross_branch(
                     loser.block.confidence = 0.0
                     loser.modified = True
                     chosen[loser.block.id] = loser
-                    logs.append(f'- [{today}] Contradicted (merge): "{_quote(loser.block.text)}" '
-                                f'(by "{_quote(winner.block.text)}": {reason})')
+                    logs.append(
+                        f'- [{today}] Contradicted (merge): "{_quote(loser.block.text)}" '
+                        f'(by "{_quote(winner.block.text)}": {reason})'
+                    )
                     candidates.remove(twin)
                     continue
             winner = _more_confident(twin, item)
             loser = item if winner is twin else twin
             del chosen[loser.block.id]
-            logs.append(f'- [{today}] Merged: "{_quote(loser.block.text)}" (added on both '
-                        f'branches; kept "{_quote(winner.block.text)}": {reason})')
+            logs.append(
+                f'- [{today}] Merged: "{_quote(loser.block.text)}" (added on both '
+                f'branches; kept "{_quote(winner.block.text)}": {reason})'
+            )
             candidates.remove(twin)
     return logs
 
@@ -352,14 +364,15 @@ def _enforce_cap(chosen: dict[str, _Item], order: list[str], cap: int, today: st
     excess = len(episodic) - cap
     if excess <= 0:
         return []
-    ranked = sorted(episodic, key=lambda p: (p[1].block.salience or 0.0, p[1].block.date,
-                                             -p[0]))
+    ranked = sorted(episodic, key=lambda p: (p[1].block.salience or 0.0, p[1].block.date, -p[0]))
     logs = []
     for _, item in ranked[:excess]:
         del chosen[item.block.id]
-        logs.append(f'- [{today}] Removed (merge): "{_quote(item.block.text, None)}" '
-                    f"(episodic cap of {cap} entries after the merge, salience "
-                    f"{item.block.salience or 0.0:.3f})")
+        logs.append(
+            f'- [{today}] Removed (merge): "{_quote(item.block.text, None)}" '
+            f"(episodic cap of {cap} entries after the merge, salience "
+            f"{item.block.salience or 0.0:.3f})"
+        )
     return logs
 
 
@@ -420,17 +433,20 @@ def merge(
 
     def placeholder_id(line: str) -> str | None:
         if line.startswith(prefix):
-            return line[len(prefix):].rstrip("\n").removesuffix("@@")
+            return line[len(prefix) :].rstrip("\n").removesuffix("@@")
         return None
 
-    sides = {name: _read_side(kind, text, name, placeholder)
-             for name, text in (("base", base), ("ours", ours), ("theirs", theirs))}
+    sides = {
+        name: _read_side(kind, text, name, placeholder)
+        for name, text in (("base", base), ("ours", ours), ("theirs", theirs))
+    }
     b0, a, b = sides["base"], sides["ours"], sides["theirs"]
     notes: list[str] = []
 
     # 1. The layout: a line merge of the skeletons, entry-only conflicts resolved.
-    merged = line_merge("".join(b0.skeleton), "".join(a.skeleton), "".join(b.skeleton),
-                        INTERNAL_MARKER_SIZE)
+    merged = line_merge(
+        "".join(b0.skeleton), "".join(a.skeleton), "".join(b.skeleton), INTERNAL_MARKER_SIZE
+    )
     resolver = _Resolver(lambda x: x.startswith(prefix), labels)
     layout: list[str] = []
     for part in _parse_merged(merged, INTERNAL_MARKER_SIZE):
@@ -495,8 +511,11 @@ def merge(
         text += "".join(section_lines)
 
     bom = a.doc.bom if ours else b.doc.bom
-    return MergeResult(text=("\ufeff" + text) if bom and text else text,
-                       conflicted=resolver.conflicts > 0, notes=notes)
+    return MergeResult(
+        text=("\ufeff" + text) if bom and text else text,
+        conflicted=resolver.conflicts > 0,
+        notes=notes,
+    )
 
 
 def _render(kind: FileKind, item: _Item, nl: str) -> list[str]:

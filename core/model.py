@@ -78,16 +78,15 @@ def validate_text(value: object, *, name: str) -> str:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate: no file can store it as UTF-8
-            raise MemoryError_(f"{name} is not valid Unicode text (a lone surrogate at "
-                               f"character {exc.start})") from exc
+            raise MemoryError_(
+                f"{name} is not valid Unicode text (a lone surrogate at character {exc.start})"
+            ) from exc
     return text
 
 
 def validate_category(value: object) -> str:
     if not isinstance(value, str) or value not in CATEGORY_HEADINGS:
-        raise MemoryError_(
-            f"unknown category {value!r}; expected one of: {', '.join(CATEGORIES)}"
-        )
+        raise MemoryError_(f"unknown category {value!r}; expected one of: {', '.join(CATEGORIES)}")
     return value
 
 

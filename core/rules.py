@@ -45,9 +45,7 @@ def confirmed_semantic(confidence: float) -> float:
     return round(min(confidence + 0.1, 1.0), 2)
 
 
-def referenced_episodic(
-    salience: float, confidence: float, original: float
-) -> tuple[float, float]:
+def referenced_episodic(salience: float, confidence: float, original: float) -> tuple[float, float]:
     return round(min(salience + 0.2, MAX_SALIENCE), 3), round(min(confidence + 0.1, original), 3)
 
 

@@ -84,8 +84,9 @@ class MemoryStore:
         """Are the files still those the transaction read (or last committed itself)?"""
         return fsio.signature(self.memory_dir, READ_NAMES) == self._basis
 
-    def commit(self, memory: Memory, *,
-               unchanged: Callable[[], bool] | None = None) -> dict[str, str]:
+    def commit(
+        self, memory: Memory, *, unchanged: Callable[[], bool] | None = None
+    ) -> dict[str, str]:
         """Write the files ``memory`` changed (caller holds the lock); returns what it wrote.
         ``unchanged``: see ``fsio.commit``. ``self.written_signatures`` is then the
         ``(inode, size, mtime_ns)`` of each file written."""
@@ -96,11 +97,15 @@ class MemoryStore:
         if not (self.memory_dir / GITIGNORE).exists():
             files[GITIGNORE] = GITIGNORE_TEXT
         self.written_signatures = fsio.commit(
-            self.memory_dir, {name: fsio.encode(text) for name, text in files.items()},
-            unchanged=unchanged)
+            self.memory_dir,
+            {name: fsio.encode(text) for name, text in files.items()},
+            unchanged=unchanged,
+        )
         if self._basis is not None:  # a commit inside a transaction: its files are the basis
-            self._basis = tuple(self.written_signatures.get(name, old)
-                                for name, old in zip(READ_NAMES, self._basis, strict=True))
+            self._basis = tuple(
+                self.written_signatures.get(name, old)
+                for name, old in zip(READ_NAMES, self._basis, strict=True)
+            )
         memory.mark_clean()
         return files
 
@@ -121,34 +126,47 @@ class MemoryStore:
     def decay_sweep(self) -> SweepReport:
         return self.mutate(lambda m: m.decay_sweep())
 
-    def save_semantic(self, fact: str, category: str,
-                      confidence: float | None = None) -> SaveResult:
+    def save_semantic(
+        self, fact: str, category: str, confidence: float | None = None
+    ) -> SaveResult:
         return self.mutate(lambda m: m.save_semantic(fact, category, confidence))
 
-    def save_episodic(self, context: str, session_id: str,
-                      confidence: float | None = None) -> Entry:
+    def save_episodic(
+        self, context: str, session_id: str, confidence: float | None = None
+    ) -> Entry:
         return self.mutate(lambda m: m.save_episodic(context, session_id, confidence))
 
-    def detect_semantic_signals(self, user_message: str,
-                                assistant_response: str = "") -> list[Signal]:
+    def detect_semantic_signals(
+        self, user_message: str, assistant_response: str = ""
+    ) -> list[Signal]:
         return self.mutate(lambda m: m.detect_semantic_signals(user_message, assistant_response))
 
     def reinforce(self, entry_id: str, confirmed: bool = False) -> Entry:
         return self.mutate(lambda m: m.reinforce(entry_id, confirmed))
 
-    def memory_maintenance(self, decisions: Mapping[str, str] | None = None,
-                           dry_run: bool = False) -> MaintenanceReport:
+    def memory_maintenance(
+        self, decisions: Mapping[str, str] | None = None, dry_run: bool = False
+    ) -> MaintenanceReport:
         if dry_run:
             return self.read().memory_maintenance(decisions, dry_run=True)
         return self.mutate(lambda m: m.memory_maintenance(decisions, dry_run=False))
 
-    def build_context(self, task: str | None = None, query: str | None = None,
-                      max_tokens: int = 500, session_id: str | None = None) -> str:
+    def build_context(
+        self,
+        task: str | None = None,
+        query: str | None = None,
+        max_tokens: int = 500,
+        session_id: str | None = None,
+    ) -> str:
         return self.build_context_result(task, query, max_tokens, session_id).context
 
-    def build_context_result(self, task: str | None = None, query: str | None = None,
-                             max_tokens: int = 500,
-                             session_id: str | None = None) -> ContextResult:
+    def build_context_result(
+        self,
+        task: str | None = None,
+        query: str | None = None,
+        max_tokens: int = 500,
+        session_id: str | None = None,
+    ) -> ContextResult:
         result = self.read().build_context(task, query, max_tokens, session_id)
         if session_id is not None and result.relevant:
             ids = list(result.relevant)

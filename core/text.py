@@ -35,9 +35,29 @@ STOP_WORDS: frozenset[str] = frozenset(
 )
 
 NEGATIONS: frozenset[str] = frozenset(
-    {"not", "no", "never", "don't", "dont", "doesn't", "doesnt", "isn't", "isnt", "without",
-     "avoid", "stop", "nor", "neither", "cannot", "can't", "cant", "won't", "wont", "shouldn't",
-     "mustn't"}
+    {
+        "not",
+        "no",
+        "never",
+        "don't",
+        "dont",
+        "doesn't",
+        "doesnt",
+        "isn't",
+        "isnt",
+        "without",
+        "avoid",
+        "stop",
+        "nor",
+        "neither",
+        "cannot",
+        "can't",
+        "cant",
+        "won't",
+        "wont",
+        "shouldn't",
+        "mustn't",
+    }
 )
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-*/+#']*|\*[A-Za-z0-9._\-*/+#']+")
@@ -80,8 +100,12 @@ def stem(word: str) -> str:
             if len(base) < 3:
                 return word
             # "running" -> "runn" -> "run": undo a doubled final consonant left by -ing/-ed.
-            if (suffix in ("ing", "ed", "ings") and len(base) > 3 and base[-1] == base[-2]
-                    and base[-1] not in "lsz"):
+            if (
+                suffix in ("ing", "ed", "ings")
+                and len(base) > 3
+                and base[-1] == base[-2]
+                and base[-1] not in "lsz"
+            ):
                 base = base[:-1]
             return base
     return word

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="maestrod",
         description="Maestro Memory daemon: serves project memory over a local ZeroMQ "
-                    "socket. Runs in the foreground; MAESTRO_HOME roots all its paths.",
+        "socket. Runs in the foreground; MAESTRO_HOME roots all its paths.",
     )
     parser.add_argument("--version", action="version", version=f"maestrod {package_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")

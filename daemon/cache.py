@@ -33,8 +33,10 @@ class ReadCache:
         if info is None:
             raise OpError(NOT_REGISTERED, f"project {project} is not registered")
         if info.view is None:
-            raise OpError(INTERNAL, f"the memory of {project} could not be read: "
-                          f"{info.read_error or 'not loaded yet'}")
+            raise OpError(
+                INTERNAL,
+                f"the memory of {project} could not be read: {info.read_error or 'not loaded yet'}",
+            )
         return info.view
 
     def info(self, project: Path) -> ProjectInfo | None:
@@ -54,8 +56,9 @@ class ReadCache:
     def external_edit(self, project: Path, when: str) -> None:
         with self._lock:
             old = self._infos.get(project, ProjectInfo())
-            self._infos[project] = replace(old, last_external_edit=when,
-                                           external_edits=old.external_edits + 1)
+            self._infos[project] = replace(
+                old, last_external_edit=when, external_edits=old.external_edits + 1
+            )
 
     def drop(self, project: Path) -> None:
         with self._lock:

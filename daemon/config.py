@@ -48,8 +48,14 @@ class CronSpec:
     day_of_week: str
 
     def fields(self) -> dict[str, str]:
-        return {"second": self.second, "minute": self.minute, "hour": self.hour,
-                "day": self.day, "month": self.month, "day_of_week": self.day_of_week}
+        return {
+            "second": self.second,
+            "minute": self.minute,
+            "hour": self.hour,
+            "day": self.day,
+            "month": self.month,
+            "day_of_week": self.day_of_week,
+        }
 
 
 def _crontab_weekdays(field: str) -> str:
@@ -70,8 +76,10 @@ def parse_cron(expr: str) -> CronSpec:
     if len(parts) == 5:
         parts = ["0", *parts]
     if len(parts) != 6:
-        raise ConfigError(f"cron expression {expr!r} must have 5 fields (minute hour day month "
-                          "day-of-week) or 6 (seconds first)")
+        raise ConfigError(
+            f"cron expression {expr!r} must have 5 fields (minute hour day month "
+            "day-of-week) or 6 (seconds first)"
+        )
     second, minute, hour, day, month, dow = parts
     return CronSpec(second, minute, hour, day, month, _crontab_weekdays(dow))
 
@@ -121,8 +129,7 @@ def load_config(path: Path) -> Config:
     force_polling = watcher.get("force_polling", False)
     if not isinstance(force_polling, bool):
         raise ConfigError("[watcher] force_polling must be true or false")
-    config = Config(cron=cron, timezone=timezone, injection=injection,
-                    force_polling=force_polling)
+    config = Config(cron=cron, timezone=timezone, injection=injection, force_polling=force_polling)
     try:
         parse_cron(cron)
         config.settings()

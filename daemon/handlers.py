@@ -88,11 +88,13 @@ class DaemonOpSpec:
 DAEMON_OPS: dict[str, DaemonOpSpec] = {}
 
 
-def daemon_op(name: str, *args: str,
-              project_arg: str | None = None) -> Callable[[DaemonHandler], DaemonHandler]:
+def daemon_op(
+    name: str, *args: str, project_arg: str | None = None
+) -> Callable[[DaemonHandler], DaemonHandler]:
     def register(fn: DaemonHandler) -> DaemonHandler:
-        DAEMON_OPS[name] = DaemonOpSpec(name, fn, frozenset(args), name not in GLOBAL_OPS,
-                                        project_arg)
+        DAEMON_OPS[name] = DaemonOpSpec(
+            name, fn, frozenset(args), name not in GLOBAL_OPS, project_arg
+        )
         return fn
 
     return register
@@ -115,26 +117,28 @@ class CacheBackend:
         ids = list(entry_ids)
 
         def apply(memory: Memory) -> dict[str, Any]:
-            return {"entries": [e.to_dict()
-                                for e in memory.reinforce_referenced(ids, session_id)]}
+            return {"entries": [e.to_dict() for e in memory.reinforce_referenced(ids, session_id)]}
 
         # Stopping (Closed): a reference boost is not worth delaying shutdown for.
         with contextlib.suppress(Closed):
-            self.server.writer.submit(MemoryJob(project, "reinforce_referenced",
-                                                {"session_id": session_id}, apply=apply))
+            self.server.writer.submit(
+                MemoryJob(project, "reinforce_referenced", {"session_id": session_id}, apply=apply)
+            )
 
 
 def _memory_spec(spec: OpSpec) -> DaemonOpSpec:
     if spec.name in READ_OPS:
+
         def handler(call: Call) -> dict[str, Any] | None:
             assert call.project is not None
-            return dispatch_memory_op(CacheBackend(call.server), spec.name, call.project,
-                                      call.args)
+            return dispatch_memory_op(CacheBackend(call.server), spec.name, call.project, call.args)
     else:
+
         def handler(call: Call) -> dict[str, Any] | None:
             assert call.project is not None
             call.queue(MemoryJob(call.project, spec.name, call.args, call.request.pid))
             return None
+
     return DaemonOpSpec(spec.name, handler, spec.args, True)
 
 
@@ -151,11 +155,11 @@ def build_registry() -> dict[str, DaemonOpSpec]:
 @daemon_op("hello", "versions")
 def op_hello(call: Call) -> dict[str, Any]:
     wanted = call.args.get("versions")
-    if wanted is not None and (not isinstance(wanted, list)
-                               or not all(isinstance(v, int) for v in wanted)):
+    if wanted is not None and (
+        not isinstance(wanted, list) or not all(isinstance(v, int) for v in wanted)
+    ):
         raise OpError(BAD_REQUEST, "'versions' must be a list of integers")
-    return {"versions": list(SUPPORTED_VERSIONS), "version": package_version(),
-            "pid": os.getpid()}
+    return {"versions": list(SUPPORTED_VERSIONS), "version": package_version(), "pid": os.getpid()}
 
 
 @daemon_op("ping")
@@ -184,8 +188,11 @@ def op_register(call: Call) -> dict[str, Any] | None:
         if added or server.cache.info(project) is None:
             server.writer.attach(project)
             server.watcher.watch(project)
-        return {"path": str(project), "added": added,
-                "memory_dir": str(MemoryStore(project).memory_dir)}
+        return {
+            "path": str(project),
+            "added": added,
+            "memory_dir": str(MemoryStore(project).memory_dir),
+        }
 
     call.queue(TaskJob("register", register))
     return None
@@ -212,8 +219,14 @@ def op_projects(call: Call) -> dict[str, Any]:
     out = []
     for project in sorted(call.server.registry.projects()):
         memory_dir = MemoryStore(project).memory_dir
-        out.append({"path": str(project), "memory_dir": str(memory_dir),
-                    "memory_dir_exists": memory_dir.is_dir(), "exists": project.is_dir()})
+        out.append(
+            {
+                "path": str(project),
+                "memory_dir": str(memory_dir),
+                "memory_dir_exists": memory_dir.is_dir(),
+                "exists": project.is_dir(),
+            }
+        )
     return {"projects": out}
 
 
@@ -279,14 +292,15 @@ def _project_status(server: Server, project: Path) -> dict[str, Any]:
         "read_error": info.read_error if info is not None else "not loaded",
         "last_external_edit": info.last_external_edit if info is not None else None,
         "external_edits": info.external_edits if info is not None else 0,
-        "maintenance": {"last": server.scheduler.last_run(project),
-                        "next": server.scheduler.next_run()},
+        "maintenance": {
+            "last": server.scheduler.last_run(project),
+            "next": server.scheduler.next_run(),
+        },
         "watcher": server.watcher.mode(project),
     }
 
 
-def resolve_scope(spec: DaemonOpSpec, request: Request, registered: frozenset[Path]
-                  ) -> Path | None:
+def resolve_scope(spec: DaemonOpSpec, request: Request, registered: frozenset[Path]) -> Path | None:
     """The registered project a scoped op works on (``not_registered`` otherwise)."""
     if not spec.scoped:
         return None
@@ -298,6 +312,8 @@ def resolve_scope(spec: DaemonOpSpec, request: Request, registered: frozenset[Pa
         raise OpError(BAD_REQUEST, f"op {request.op!r} needs a 'project'")
     project = resolve_project(raw)
     if project not in registered:
-        raise OpError(NOT_REGISTERED, f"project {project} is not registered with this daemon; "
-                      "register it first")
+        raise OpError(
+            NOT_REGISTERED,
+            f"project {project} is not registered with this daemon; register it first",
+        )
     return project

@@ -52,8 +52,10 @@ def view_values(view: MemoryView | None) -> Values:
 def _scores(value: tuple[float, float | None] | None) -> dict[str, float | None] | None:
     if value is None:
         return None
-    return {"confidence": round(value[0], 4),
-            "salience": None if value[1] is None else round(value[1], 4)}
+    return {
+        "confidence": round(value[0], 4),
+        "salience": None if value[1] is None else round(value[1], 4),
+    }
 
 
 def diff_values(before: Values, after: Values) -> list[dict[str, Any]]:
@@ -82,8 +84,7 @@ class Journal:
         return self.directory / journal_name(project)
 
     def append(self, project: Path, records: Iterable[dict[str, Any]]) -> None:
-        lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                        for r in records)
+        lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
         if not lines:
             return
         try:
@@ -109,7 +110,15 @@ class Journal:
         return out
 
 
-def record(op: str, *, session_id: str | None, pid: int | None,
-           changes: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"time": now_iso(), "op": op, "session_id": session_id, "pid": pid,
-            "entries": [c["id"] for c in changes], "changes": changes, **extra}
+def record(
+    op: str, *, session_id: str | None, pid: int | None, changes: list[dict[str, Any]], **extra: Any
+) -> dict[str, Any]:
+    return {
+        "time": now_iso(),
+        "op": op,
+        "session_id": session_id,
+        "pid": pid,
+        "entries": [c["id"] for c in changes],
+        "changes": changes,
+        **extra,
+    }

@@ -68,8 +68,9 @@ def check_args(spec_args: frozenset[str], args: Args) -> None:
     unknown = sorted(set(args) - spec_args)
     if unknown:
         allowed = ", ".join(sorted(spec_args)) or "none"
-        raise OpError(BAD_REQUEST, f"unknown argument(s) {', '.join(map(repr, unknown))}; "
-                      f"allowed: {allowed}")
+        raise OpError(
+            BAD_REQUEST, f"unknown argument(s) {', '.join(map(repr, unknown))}; allowed: {allowed}"
+        )
 
 
 def opt_str(args: Args, key: str) -> str | None:
@@ -133,8 +134,10 @@ def resolve_project(path: str) -> Path:
     try:
         return Path(os.path.realpath(os.path.expanduser(path)))
     except UnicodeEncodeError as exc:  # a lone surrogate no file name can hold
-        raise OpError(BAD_REQUEST, "project path is not valid text (a lone surrogate at "
-                      f"character {exc.start})") from exc
+        raise OpError(
+            BAD_REQUEST,
+            f"project path is not valid text (a lone surrogate at character {exc.start})",
+        ) from exc
 
 
 # -- handlers ----------------------------------------------------------------------------------
@@ -156,8 +159,12 @@ def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, A
     result = core_errors(lambda: memory.build_context(task, query, max_tokens, session_id))
     if session_id is not None and result.relevant:
         backend.reinforce_later(project, list(result.relevant), session_id)
-    return {"context": result.context, "tokens": result.tokens, "included": result.included,
-            "relevant": result.relevant}
+    return {
+        "context": result.context,
+        "tokens": result.tokens,
+        "included": result.included,
+        "relevant": result.relevant,
+    }
 
 
 @memory_op("save_semantic", "fact", "category", "confidence")
@@ -165,9 +172,11 @@ def op_save_semantic(backend: Backend, project: Path, args: Args) -> dict[str, A
     fact = req_str(args, "fact")
     category = req_str(args, "category")
     confidence = opt_number(args, "confidence")
-    return core_errors(lambda: backend.write(
-        project, "save_semantic", lambda m: m.save_semantic(fact, category, confidence)
-    )).to_dict()
+    return core_errors(
+        lambda: backend.write(
+            project, "save_semantic", lambda m: m.save_semantic(fact, category, confidence)
+        )
+    ).to_dict()
 
 
 @memory_op("save_episodic", "context", "session_id", "confidence")
@@ -175,9 +184,11 @@ def op_save_episodic(backend: Backend, project: Path, args: Args) -> dict[str, A
     text = req_str(args, "context")
     session_id = req_str(args, "session_id")
     confidence = opt_number(args, "confidence")
-    entry = core_errors(lambda: backend.write(
-        project, "save_episodic", lambda m: m.save_episodic(text, session_id, confidence)
-    ))
+    entry = core_errors(
+        lambda: backend.write(
+            project, "save_episodic", lambda m: m.save_episodic(text, session_id, confidence)
+        )
+    )
     return {"entry": entry.to_dict()}
 
 
@@ -185,9 +196,11 @@ def op_save_episodic(backend: Backend, project: Path, args: Args) -> dict[str, A
 def op_detect_signals(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     user = req_str(args, "user_message")
     assistant = opt_str(args, "assistant_response") or ""
-    signals = core_errors(lambda: backend.write(
-        project, "detect_signals", lambda m: m.detect_semantic_signals(user, assistant)
-    ))
+    signals = core_errors(
+        lambda: backend.write(
+            project, "detect_signals", lambda m: m.detect_semantic_signals(user, assistant)
+        )
+    )
     return {"signals": [s.to_dict() for s in signals]}
 
 
@@ -195,9 +208,9 @@ def op_detect_signals(backend: Backend, project: Path, args: Args) -> dict[str, 
 def op_reinforce(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     entry_id = req_str(args, "entry_id")
     confirmed = opt_bool(args, "confirmed")
-    entry = core_errors(lambda: backend.write(
-        project, "reinforce", lambda m: m.reinforce(entry_id, confirmed)
-    ))
+    entry = core_errors(
+        lambda: backend.write(project, "reinforce", lambda m: m.reinforce(entry_id, confirmed))
+    )
     return {"entry": entry.to_dict()}
 
 
@@ -209,13 +222,16 @@ def op_maintenance(backend: Backend, project: Path, args: Args) -> dict[str, Any
         not isinstance(decisions, dict)
         or not all(isinstance(k, str) and isinstance(v, str) for k, v in decisions.items())
     ):
-        raise OpError(BAD_REQUEST, "'decisions' must map entry ids to "
-                      "'remove' | 'archive' | 'reinforce'")
+        raise OpError(
+            BAD_REQUEST, "'decisions' must map entry ids to 'remove' | 'archive' | 'reinforce'"
+        )
     # A dry run changes nothing, so its transaction writes nothing; it still runs in the
     # writer so that it sees every write queued before it.
-    report = core_errors(lambda: backend.write(
-        project, "maintenance", lambda m: m.memory_maintenance(decisions, dry_run=dry_run)
-    ))
+    report = core_errors(
+        lambda: backend.write(
+            project, "maintenance", lambda m: m.memory_maintenance(decisions, dry_run=dry_run)
+        )
+    )
     return report.to_dict()
 
 
@@ -255,6 +271,4 @@ class DirectBackend:
         return self._store_factory(project).mutate(fn)
 
     def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
-        self._store_factory(project).mutate(
-            lambda m: m.reinforce_referenced(entry_ids, session_id)
-        )
+        self._store_factory(project).mutate(lambda m: m.reinforce_referenced(entry_ids, session_id))

@@ -32,18 +32,36 @@ INTERNAL = "internal"  # a bug or an I/O failure; the daemon logs the traceback
 SHUTTING_DOWN = "shutting_down"
 
 ERROR_CODES: tuple[str, ...] = (
-    BAD_REQUEST, UNSUPPORTED_VERSION, UNKNOWN_OP, NOT_REGISTERED, NOT_FOUND, REJECTED,
-    CONFLICT, INTERNAL, SHUTTING_DOWN,
+    BAD_REQUEST,
+    UNSUPPORTED_VERSION,
+    UNKNOWN_OP,
+    NOT_REGISTERED,
+    NOT_FOUND,
+    REJECTED,
+    CONFLICT,
+    INTERNAL,
+    SHUTTING_DOWN,
 )
 
 # Ops that change nothing, or whose repetition changes nothing more: safe for a client to retry.
 IDEMPOTENT_OPS: frozenset[str] = frozenset(
-    {"hello", "ping", "status", "projects", "register", "unregister", "initialize",
-     "build_context", "entries", "log"}
+    {
+        "hello",
+        "ping",
+        "status",
+        "projects",
+        "register",
+        "unregister",
+        "initialize",
+        "build_context",
+        "entries",
+        "log",
+    }
 )
 # Ops that need no project.
-GLOBAL_OPS: frozenset[str] = frozenset({"hello", "ping", "status", "register", "projects",
-                                        "shutdown"})
+GLOBAL_OPS: frozenset[str] = frozenset(
+    {"hello", "ping", "status", "register", "projects", "shutdown"}
+)
 
 
 class OpError(Exception):
@@ -76,8 +94,9 @@ def decode_request(frame: bytes) -> Request:
     try:
         text = frame.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise OpError(BAD_REQUEST, f"message is not UTF-8: {exc.reason} at byte {exc.start}") \
-            from exc
+        raise OpError(
+            BAD_REQUEST, f"message is not UTF-8: {exc.reason} at byte {exc.start}"
+        ) from exc
     try:
         data = json.loads(text, parse_constant=_reject_constants)
     except RecursionError as exc:
@@ -88,14 +107,18 @@ def decode_request(frame: bytes) -> Request:
         raise OpError(BAD_REQUEST, f"message must be a JSON object, got {type(data).__name__}")
     req_id = data.get("id")
     if not isinstance(req_id, str) or not req_id or len(req_id) > MAX_ID_LENGTH:
-        raise OpError(BAD_REQUEST, f"'id' must be a non-empty string of at most "
-                      f"{MAX_ID_LENGTH} characters")
+        raise OpError(
+            BAD_REQUEST, f"'id' must be a non-empty string of at most {MAX_ID_LENGTH} characters"
+        )
     version = data.get("v")
     if isinstance(version, bool) or not isinstance(version, int):
         raise OpError(BAD_REQUEST, "'v' must be an integer protocol version")
     if version not in SUPPORTED_VERSIONS:
-        raise OpError(UNSUPPORTED_VERSION, f"protocol version {version} is not supported; "
-                      f"this daemon speaks {list(SUPPORTED_VERSIONS)}")
+        raise OpError(
+            UNSUPPORTED_VERSION,
+            f"protocol version {version} is not supported; "
+            f"this daemon speaks {list(SUPPORTED_VERSIONS)}",
+        )
     op = data.get("op")
     if not isinstance(op, str) or not op:
         raise OpError(BAD_REQUEST, "'op' must be a non-empty string")
@@ -143,8 +166,9 @@ def error_reply(req_id: str | None, code: str, message: str) -> bytes:
     )
 
 
-def encode_request(req_id: str, op: str, project: str | None, args: dict[str, Any],
-                   pid: int | None = None) -> bytes:
+def encode_request(
+    req_id: str, op: str, project: str | None, args: dict[str, Any], pid: int | None = None
+) -> bytes:
     body: dict[str, Any] = {"v": VERSION, "id": req_id, "op": op, "args": args}
     if project is not None:
         body["project"] = project

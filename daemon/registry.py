@@ -39,8 +39,7 @@ class Registry:
         except FileNotFoundError:
             return []
         except (OSError, ValueError) as exc:
-            log.error("project registry %s is unreadable (%s); starting with none", self.path,
-                      exc)
+            log.error("project registry %s is unreadable (%s); starting with none", self.path, exc)
             return []
         items = data.get("projects", []) if isinstance(data, dict) else []
         return [Path(p) for p in items if isinstance(p, str) and os.path.isabs(p)]

@@ -40,12 +40,16 @@ def ensure_private_dir(path: Path) -> None:
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise StartupError(f"{path} is not a directory (or is a symlink); refusing to use it")
     if info.st_uid != os.getuid():
-        raise StartupError(f"{path} is owned by uid {info.st_uid}, not by this user "
-                           f"(uid {os.getuid()}); refusing to start")
+        raise StartupError(
+            f"{path} is owned by uid {info.st_uid}, not by this user "
+            f"(uid {os.getuid()}); refusing to start"
+        )
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise StartupError(f"{path} is writable by group or others (mode "
-                           f"{stat.S_IMODE(info.st_mode):04o}); run 'chmod 700 {path}' "
-                           "and start again")
+        raise StartupError(
+            f"{path} is writable by group or others (mode "
+            f"{stat.S_IMODE(info.st_mode):04o}); run 'chmod 700 {path}' "
+            "and start again"
+        )
 
 
 def prepare_dirs(paths: Paths) -> None:
@@ -59,8 +63,10 @@ def prepare_dirs(paths: Paths) -> None:
         ensure_private_dir(socket_dir.parent)
         ensure_private_dir(socket_dir)
     if len(os.fsencode(paths.socket_path)) >= SUN_PATH_MAX:
-        raise StartupError(f"socket path {paths.socket_path} is longer than the platform limit "
-                           f"of {SUN_PATH_MAX - 1} bytes; set MAESTRO_HOME to a shorter path")
+        raise StartupError(
+            f"socket path {paths.socket_path} is longer than the platform limit "
+            f"of {SUN_PATH_MAX - 1} bytes; set MAESTRO_HOME to a shorter path"
+        )
 
 
 class InstanceLock:
@@ -102,8 +108,7 @@ class InstanceLock:
             except OSError as exc:
                 os.close(fd)
                 self._fd = None
-                raise StartupError(f"cannot remove the stale {leftover}: {exc.strerror}") \
-                    from exc
+                raise StartupError(f"cannot remove the stale {leftover}: {exc.strerror}") from exc
         self._write_pid()
 
     def _running_pid(self) -> str:

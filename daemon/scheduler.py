@@ -48,8 +48,13 @@ def build_trigger(config: Config) -> CronTrigger:
 
 
 class MaintenanceScheduler:
-    def __init__(self, config: Config, history_path: Path, submit: Submit,
-                 projects: Callable[[], Iterable[Path]]) -> None:
+    def __init__(
+        self,
+        config: Config,
+        history_path: Path,
+        submit: Submit,
+        projects: Callable[[], Iterable[Path]],
+    ) -> None:
         self._submit = submit
         self._projects = projects
         self._history_path = history_path
@@ -58,25 +63,41 @@ class MaintenanceScheduler:
         self._config = config
         self._scheduler = BackgroundScheduler(
             timezone=ZoneInfo(config.timezone) if config.timezone else None,
-            job_defaults={"coalesce": True, "max_instances": 1,
-                          "misfire_grace_time": MISFIRE_GRACE_SECONDS},
+            job_defaults={
+                "coalesce": True,
+                "max_instances": 1,
+                "misfire_grace_time": MISFIRE_GRACE_SECONDS,
+            },
         )
         self._scheduler.add_listener(self._on_event, EVENT_JOB_ERROR | EVENT_JOB_MISSED)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
-        self._scheduler.add_job(self._run, build_trigger(self._config), id=JOB_ID,
-                                name="end-of-day maintenance", replace_existing=True)
+        self._scheduler.add_job(
+            self._run,
+            build_trigger(self._config),
+            id=JOB_ID,
+            name="end-of-day maintenance",
+            replace_existing=True,
+        )
         self._scheduler.start()
-        log.info("maintenance scheduled %r (%s); next run %s", self._config.cron,
-                 self._config.timezone or "local time", self.next_run())
+        log.info(
+            "maintenance scheduled %r (%s); next run %s",
+            self._config.cron,
+            self._config.timezone or "local time",
+            self.next_run(),
+        )
 
     def reschedule(self, config: Config) -> None:
         trigger = build_trigger(config)
         self._config = config
         self._scheduler.reschedule_job(JOB_ID, trigger=trigger)
-        log.info("maintenance rescheduled %r (%s); next run %s", config.cron,
-                 config.timezone or "local time", self.next_run())
+        log.info(
+            "maintenance rescheduled %r (%s); next run %s",
+            config.cron,
+            config.timezone or "local time",
+            self.next_run(),
+        )
 
     def stop(self) -> None:
         if self._scheduler.running:
@@ -89,8 +110,12 @@ class MaintenanceScheduler:
         return when.isoformat() if isinstance(when, dt.datetime) else None
 
     def describe(self) -> dict[str, Any]:
-        return {"cron": self._config.cron, "timezone": self._config.timezone or "local",
-                "next_run": self.next_run(), "events": list(self._history["events"])}
+        return {
+            "cron": self._config.cron,
+            "timezone": self._config.timezone or "local",
+            "next_run": self.next_run(),
+            "events": list(self._history["events"]),
+        }
 
     def last_run(self, project: Path) -> dict[str, Any] | None:
         entry = self._history["projects"].get(str(project))
@@ -115,8 +140,7 @@ class MaintenanceScheduler:
         result = outcome.result or {}
         counts = result.get("counts", {})
         applied = len(result.get("applied", []))
-        message = (f"{applied} action(s) applied" if applied
-                   else "nothing flagged for maintenance")
+        message = f"{applied} action(s) applied" if applied else "nothing flagged for maintenance"
         return {"time": now_iso(), "outcome": "ok", "message": message, "counts": counts}
 
     @staticmethod
@@ -147,18 +171,22 @@ class MaintenanceScheduler:
         except FileNotFoundError:
             data = {}
         except (OSError, ValueError) as exc:
-            log.error("maintenance history %s is unreadable (%s); starting afresh",
-                      self._history_path, exc)
+            log.error(
+                "maintenance history %s is unreadable (%s); starting afresh",
+                self._history_path,
+                exc,
+            )
             data = {}
         projects = data.get("projects") if isinstance(data, dict) else None
         events = data.get("events") if isinstance(data, dict) else None
-        return {"projects": projects if isinstance(projects, dict) else {},
-                "events": events if isinstance(events, list) else []}
+        return {
+            "projects": projects if isinstance(projects, dict) else {},
+            "events": events if isinstance(events, list) else [],
+        }
 
     def _record(self, project: Path, entry: dict[str, Any]) -> None:
         level = logging.INFO if entry["outcome"] == "ok" else logging.ERROR
-        log.log(level, "maintenance of %s: %s (%s)", project, entry["outcome"],
-                entry["message"])
+        log.log(level, "maintenance of %s: %s (%s)", project, entry["outcome"], entry["message"])
         with self._lock:
             self._history["projects"][str(project)] = entry
             try:

@@ -101,11 +101,13 @@ class Server:
         self.replies.rcvhwm = 0
         self.replies.linger = 0
         self.replies.bind(REPLY_ENDPOINT)
-        self.writer = Writer(self.cache, self.journal, config.settings(), self.context,
-                             REPLY_ENDPOINT)
+        self.writer = Writer(
+            self.cache, self.journal, config.settings(), self.context, REPLY_ENDPOINT
+        )
         self.watcher = Watcher(self._queue_check, force_polling=config.force_polling)
-        self.scheduler = MaintenanceScheduler(config, paths.jobs_path, self._submit_maintenance,
-                                              self.registry.projects)
+        self.scheduler = MaintenanceScheduler(
+            config, paths.jobs_path, self._submit_maintenance, self.registry.projects
+        )
         self.router: zmq.Socket[Any] | None = None
         self._wake_r, self._wake_w = socket.socketpair()
         self._pending_signals: list[int] = []
@@ -133,9 +135,13 @@ class Server:
         for project in sorted(self.registry.projects()):
             self.watcher.watch(project)
         self.scheduler.start()
-        log.info("maestrod %s (pid %d) listening on %s; %d project(s) registered",
-                 handlers.package_version(), os.getpid(), self.paths.endpoint,
-                 len(self.registry.projects()))
+        log.info(
+            "maestrod %s (pid %d) listening on %s; %d project(s) registered",
+            handlers.package_version(),
+            os.getpid(),
+            self.paths.endpoint,
+            len(self.registry.projects()),
+        )
         notify("READY=1")
 
     def _install_signals(self) -> None:
@@ -163,9 +169,12 @@ class Server:
                     break
                 timeout = max(0, int((self._deadline - time.monotonic()) * 1000))
                 if timeout == 0:
-                    log.error("shutdown: the write queue did not drain in %.0f s; exiting "
-                              "with %d job(s) unanswered", SHUTDOWN_BUDGET_SECONDS,
-                              self.writer.queue.depth())
+                    log.error(
+                        "shutdown: the write queue did not drain in %.0f s; exiting "
+                        "with %d job(s) unanswered",
+                        SHUTDOWN_BUDGET_SECONDS,
+                        self.writer.queue.depth(),
+                    )
                     break
             try:
                 events = dict(poller.poll(timeout))
@@ -207,10 +216,15 @@ class Server:
         if uid == self.uid:
             self.zap.send_multipart([version, sequence, b"200", b"OK", str(uid).encode(), b""])
             return
-        log.warning("refused a connection from %s: uid %s is not the owner (uid %d)",
-                    address or "an unknown peer", "unknown" if uid is None else uid, self.uid)
-        self.zap.send_multipart([version, sequence, b"400", b"only the owning user may "
-                                 b"connect", b"", b""])
+        log.warning(
+            "refused a connection from %s: uid %s is not the owner (uid %d)",
+            address or "an unknown peer",
+            "unknown" if uid is None else uid,
+            self.uid,
+        )
+        self.zap.send_multipart(
+            [version, sequence, b"400", b"only the owning user may connect", b"", b""]
+        )
 
     def _peer_allowed(self, frame: zmq.Frame) -> bool:
         try:
@@ -242,8 +256,13 @@ class Server:
             request = decode_request(body)
         except OpError as exc:
             log.warning("bad request (%s): %s", exc.code, exc.message)
-            self._send(route, error_reply(request_id(body), exc.code, exc.message),
-                       "(undecodable)", started, ok=False)
+            self._send(
+                route,
+                error_reply(request_id(body), exc.code, exc.message),
+                "(undecodable)",
+                started,
+                ok=False,
+            )
             return
         op = request.op
         try:
@@ -253,8 +272,10 @@ class Server:
             if spec is None:
                 # (reliability) Metrics and status are keyed by op: never by a client's string.
                 name, op = op, "(unknown op)"
-                raise OpError(UNKNOWN_OP, f"unknown op {name[:100]!r}; known ops: "
-                              f"{', '.join(sorted(self.ops))}")
+                raise OpError(
+                    UNKNOWN_OP,
+                    f"unknown op {name[:100]!r}; known ops: {', '.join(sorted(self.ops))}",
+                )
             check_args(spec.args, request.args)
             project = handlers.resolve_scope(spec, request, self.registry.projects())
             call = handlers.Call(self, request, project, route, started)
@@ -262,20 +283,24 @@ class Server:
         except OpError as exc:
             if exc.code in (BAD_REQUEST, UNKNOWN_OP):
                 log.warning("%s %s: %s", op, exc.code, exc.message)
-            self._send(route, error_reply(request.id, exc.code, exc.message), op, started,
-                       ok=False)
+            self._send(route, error_reply(request.id, exc.code, exc.message), op, started, ok=False)
             return
         except Exception:
             log.error("internal error in %s:\n%s", op, traceback.format_exc().rstrip())
-            self._send(route, error_reply(request.id, INTERNAL,
-                                          f"internal error in {op}; see the daemon log"),
-                       op, started, ok=False)
+            self._send(
+                route,
+                error_reply(request.id, INTERNAL, f"internal error in {op}; see the daemon log"),
+                op,
+                started,
+                ok=False,
+            )
             return
         if result is not None:
             self._send(route, ok_reply(request.id, result), op, started, ok=True)
 
-    def _send(self, route: tuple[bytes, ...], reply: bytes, op: str, started: float,
-              *, ok: bool) -> None:
+    def _send(
+        self, route: tuple[bytes, ...], reply: bytes, op: str, started: float, *, ok: bool
+    ) -> None:
         assert self.router is not None
         self.metrics.record(op, time.monotonic() - started, ok)
         try:
@@ -294,8 +319,7 @@ class Server:
                 self._drained = True
                 continue
             meta = json.loads(frames[0])
-            self._send(tuple(frames[1:-1]), frames[-1], meta["op"], meta["started"],
-                       ok=meta["ok"])
+            self._send(tuple(frames[1:-1]), frames[-1], meta["op"], meta["started"], ok=meta["ok"])
 
     # -- writer helpers ----------------------------------------------------------------------
     def _queue_check(self, project: Path) -> None:
@@ -330,8 +354,7 @@ class Server:
         self.stopping = True
         self._stop_reason = reason
         self._deadline = time.monotonic() + SHUTDOWN_BUDGET_SECONDS
-        log.info("stopping (%s): draining %d queued write(s)", reason,
-                 self.writer.queue.depth())
+        log.info("stopping (%s): draining %d queued write(s)", reason, self.writer.queue.depth())
         notify("STOPPING=1")
         self.scheduler.stop()
         self.writer.close()
@@ -361,4 +384,3 @@ class Server:
         self._wake_w.close()
         log.info("stopped (%s)", self._stop_reason or "loop ended")
         return True
-

@@ -173,20 +173,22 @@ class Watcher:
             except OSError:
                 inode = None
             current = pw.watches.get(path)
-            if current is not None and (inode is None or inode != current[2]
-                                        or path in stale):
+            if current is not None and (inode is None or inode != current[2] or path in stale):
                 self._drop(pw, path)
                 current = None
             if inode is None or current is not None:
                 continue
             try:
                 observer = self._observer_for(pw)
-                watch = observer.schedule(_Handler(self, pw.project), str(path),
-                                          recursive=False)
+                watch = observer.schedule(_Handler(self, pw.project), str(path), recursive=False)
             except OSError as exc:
                 if pw.mode == "inotify" and is_limit_error(exc):
-                    log.warning("inotify limit reached (%s); watching %s by polling every "
-                                "%.0f s", exc.strerror or exc, pw.project, POLL_INTERVAL_SECONDS)
+                    log.warning(
+                        "inotify limit reached (%s); watching %s by polling every %.0f s",
+                        exc.strerror or exc,
+                        pw.project,
+                        POLL_INTERVAL_SECONDS,
+                    )
                     for watched in list(pw.watches):
                         self._drop(pw, watched)
                     pw.mode = "polling"
@@ -205,8 +207,7 @@ class Watcher:
         with self._cond:
             if self._stopping or project not in self._projects:  # a dict read: atomic
                 return
-            if event.is_directory and event.event_type in (EVENT_TYPE_DELETED,
-                                                           EVENT_TYPE_MOVED):
+            if event.is_directory and event.event_type in (EVENT_TYPE_DELETED, EVENT_TYPE_MOVED):
                 # The watch on a vanished directory is dead even if the directory comes back
                 # before we look (with the same inode number): re-arm it.
                 self._stale.setdefault(project, set()).add(Path(os.fsdecode(event.src_path)))

@@ -160,8 +160,7 @@ class WriteQueue:
             taken: list[MemoryJob] = []
             kept: deque[Job] = deque()
             for job in self._items:
-                if (len(taken) < limit and isinstance(job, MemoryJob)
-                        and job.project == project):
+                if len(taken) < limit and isinstance(job, MemoryJob) and job.project == project:
                     taken.append(job)
                 else:
                     kept.append(job)
@@ -202,8 +201,12 @@ class _Tracked:
 
 def _change_marker(memory: Memory) -> tuple[object, ...]:
     """Changes whenever a request changes anything the commit would write."""
-    return (memory.generation, len(memory.state.sessions), memory.state.changed,
-            *(doc.changed for doc in memory.docs.values()))
+    return (
+        memory.generation,
+        len(memory.state.sessions),
+        memory.state.changed,
+        *(doc.changed for doc in memory.docs.values()),
+    )
 
 
 class _TransactionBackend:
@@ -231,8 +234,14 @@ class _TransactionBackend:
 
 
 class Writer:
-    def __init__(self, cache: ReadCache, journal: jr.Journal, settings: Settings,
-                 context: zmq.Context[Any], reply_endpoint: str) -> None:
+    def __init__(
+        self,
+        cache: ReadCache,
+        journal: jr.Journal,
+        settings: Settings,
+        context: zmq.Context[Any],
+        reply_endpoint: str,
+    ) -> None:
         self.cache = cache
         self.journal = journal
         self.settings = settings
@@ -281,8 +290,12 @@ class Writer:
                     self._handle(job)
                 except Exception:
                     log.exception("writer: unexpected error in %s", type(job).__name__)
-                    self._finish(job, Outcome.failure(INTERNAL, "internal error in the writer; "
-                                                      "see the daemon log"))
+                    self._finish(
+                        job,
+                        Outcome.failure(
+                            INTERNAL, "internal error in the writer; see the daemon log"
+                        ),
+                    )
         finally:
             push.send(DRAINED)
             push.close()
@@ -304,10 +317,12 @@ class Writer:
 
     def _finish(self, job: Job, outcome: Outcome) -> None:
         if job.reply_to is not None and self._push is not None:
-            meta = json.dumps({"op": job.reply_to.op, "started": job.reply_to.started,
-                               "ok": outcome.ok}).encode()
-            self._push.send_multipart([meta, *job.reply_to.route,
-                                       outcome.encode(job.reply_to.req_id)])
+            meta = json.dumps(
+                {"op": job.reply_to.op, "started": job.reply_to.started, "ok": outcome.ok}
+            ).encode()
+            self._push.send_multipart(
+                [meta, *job.reply_to.route, outcome.encode(job.reply_to.req_id)]
+            )
         if job.future is not None and not job.future.done():
             job.future.set_result(outcome)
 
@@ -341,8 +356,10 @@ class Writer:
         tracked = self._tracked.get(project)
         if tracked is None:
             return
-        if tracked.memory is not None and disk_signature(memory_dir_of(project)) == \
-                tracked.signature:
+        if (
+            tracked.memory is not None
+            and disk_signature(memory_dir_of(project)) == tracked.signature
+        ):
             return
         try:
             self._load(project, tracked, reuse=True)
@@ -378,15 +395,22 @@ class Writer:
             self.cache.publish(project, memory.view())
         return memory
 
-    def _external_edit(self, project: Path, memory: Memory, files: list[str],
-                       previous: MemoryView | None) -> None:
+    def _external_edit(
+        self, project: Path, memory: Memory, files: list[str], previous: MemoryView | None
+    ) -> None:
         view = memory.view()
         changes = jr.diff_values(jr.view_values(previous), jr.view_values(view))
         when = jr.now_iso()
-        log.info("external edit of %s in %s (%d entries changed)", ", ".join(files), project,
-                 len(changes))
-        self.journal.append(project, [jr.record("external_edit", session_id=None, pid=None,
-                                                changes=changes, files=files)])
+        log.info(
+            "external edit of %s in %s (%d entries changed)",
+            ", ".join(files),
+            project,
+            len(changes),
+        )
+        self.journal.append(
+            project,
+            [jr.record("external_edit", session_id=None, pid=None, changes=changes, files=files)],
+        )
         self.cache.publish(project, view)
         self.cache.external_edit(project, when)
 
@@ -395,8 +419,9 @@ class Writer:
         tracked = self._tracked.get(project)
         if tracked is None:
             for job in batch:
-                self._finish(job, Outcome.failure(NOT_REGISTERED,
-                                                  f"project {project} is not registered"))
+                self._finish(
+                    job, Outcome.failure(NOT_REGISTERED, f"project {project} is not registered")
+                )
             return
         store = MemoryStore(project, settings=self.settings)
         pending = list(batch)
@@ -415,8 +440,12 @@ class Writer:
                         changed += 1
                         continue
                     # The Memory may be half-changed: drop it, re-parse, re-apply the rest.
-                    self._finish(crashed, Outcome.failure(
-                        INTERNAL, f"internal error in {crashed.op}; see the daemon log"))
+                    self._finish(
+                        crashed,
+                        Outcome.failure(
+                            INTERNAL, f"internal error in {crashed.op}; see the daemon log"
+                        ),
+                    )
                     pending.remove(crashed)
                     tracked.memory = None
                     if not pending:
@@ -434,11 +463,17 @@ class Writer:
         for job, outcome in results:
             self._finish(job, outcome)
         if len(pending) > 1 or written:
-            log.debug("%s: committed %d request(s), %s in %.1f ms", project, len(pending),
-                      ", ".join(written) or "no files", (time.monotonic() - started) * 1000)
+            log.debug(
+                "%s: committed %d request(s), %s in %.1f ms",
+                project,
+                len(pending),
+                ", ".join(written) or "no files",
+                (time.monotonic() - started) * 1000,
+            )
 
-    def _commit_checked(self, store: MemoryStore, tracked: _Tracked, memory: Memory,
-                        changed: int) -> dict[str, str] | None:
+    def _commit_checked(
+        self, store: MemoryStore, tracked: _Tracked, memory: Memory, changed: int
+    ) -> dict[str, str] | None:
         """(reliability) Commit ``memory`` unless a file changed since it was read (someone
         wrote without the lock, e.g. a person's editor): then nothing is renamed, None is
         returned and the batch is applied again to a fresh read. After a commit the tracked
@@ -446,18 +481,22 @@ class Writer:
         landing right after our rename differs from it and is seen."""
         basis = tracked.signature
         try:
-            written = store.commit(memory, unchanged=lambda: disk_signature(store.memory_dir)
-                                   == basis)
+            written = store.commit(
+                memory, unchanged=lambda: disk_signature(store.memory_dir) == basis
+            )
         except fsio.ChangedUnderneath:
             if changed + 1 >= CHANGED_RETRIES:
                 raise
-            log.info("%s changed while a commit was prepared; applying the batch again",
-                     store.memory_dir)
+            log.info(
+                "%s changed while a commit was prepared; applying the batch again", store.memory_dir
+            )
             tracked.memory = None
             return None
         if written and basis is not None:
-            tracked.signature = tuple(store.written_signatures.get(name, old)
-                                      for name, old in zip(READ_NAMES, basis, strict=True))
+            tracked.signature = tuple(
+                store.written_signatures.get(name, old)
+                for name, old in zip(READ_NAMES, basis, strict=True)
+            )
         return written
 
     def _committed(self, tracked: _Tracked, written: dict[str, str], memory: Memory) -> None:
@@ -483,27 +522,34 @@ class Writer:
                 results.append((job, Outcome.failure(exc.code, exc.message)))
                 continue
             except Exception:
-                log.exception("internal error in %s for %s (args %s)", job.op, job.project,
-                              sorted(job.args))
+                log.exception(
+                    "internal error in %s for %s (args %s)", job.op, job.project, sorted(job.args)
+                )
                 return results, records, job
             results.append((job, Outcome.success(result)))
             if _change_marker(memory) != marker:
                 session = job.args.get("session_id", result.get("session_id"))
-                records.append(jr.record(
-                    job.op, session_id=session if isinstance(session, str) else None,
-                    pid=job.pid, changes=jr.diff_values(before, jr.memory_values(memory)),
-                ))
+                records.append(
+                    jr.record(
+                        job.op,
+                        session_id=session if isinstance(session, str) else None,
+                        pid=job.pid,
+                        changes=jr.diff_values(before, jr.memory_values(memory)),
+                    )
+                )
         return results, records, None
 
     def _run_one(self, job: MemoryJob, memory: Memory) -> dict[str, Any]:
         apply = job.apply
         if apply is not None:
             return core_errors(lambda: apply(memory))
-        return dispatch_memory_op(_TransactionBackend(job.project, memory), job.op,
-                                  job.project, job.args)
+        return dispatch_memory_op(
+            _TransactionBackend(job.project, memory), job.op, job.project, job.args
+        )
 
-    def _batch_failed(self, project: Path, tracked: _Tracked, pending: list[MemoryJob],
-                      exc: Exception) -> None:
+    def _batch_failed(
+        self, project: Path, tracked: _Tracked, pending: list[MemoryJob], exc: Exception
+    ) -> None:
         self.stats["failed_commits"] += 1
         if isinstance(exc, MemoryWriteError):
             message = str(exc.strerror or exc)
@@ -515,8 +561,11 @@ class Writer:
             message = "internal error while committing; see the daemon log"
             log.exception("transaction for %s failed", project)
         # (reliability) Never claim "intact" when fsio says the new content is in place.
-        if ("intact" not in message and "in place" not in message
-                and isinstance(exc, MemoryWriteError)):
+        if (
+            "intact" not in message
+            and "in place" not in message
+            and isinstance(exc, MemoryWriteError)
+        ):
             message += "; the previous files are intact"
         for job in pending:
             self._finish(job, Outcome.failure(INTERNAL, message))

@@ -46,17 +46,22 @@ def daemon_factory(maestro_home: Path) -> Iterator[DaemonFactory]:
     teardown. ``config`` is TOML text written to ``config.toml`` before the start."""
     started: list[DaemonHandle] = []
 
-    def start(home: Path | None = None, env: Mapping[str, str] | None = None,
-              config: str | None = None, wait: bool = True,
-              argv_prefix: list[str] | None = None) -> DaemonHandle:
+    def start(
+        home: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        config: str | None = None,
+        wait: bool = True,
+        argv_prefix: list[str] | None = None,
+    ) -> DaemonHandle:
         home = home or maestro_home
         paths = daemon_paths.resolve({"MAESTRO_HOME": str(home)})
         if config is not None:
             paths.config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             paths.config_path.write_text(config)
         proc, stderr_path, full_env = spawn_daemon(home, env, argv_prefix)
-        handle = DaemonHandle(home=home, paths=paths, proc=proc, env=full_env,
-                              stderr_path=stderr_path)
+        handle = DaemonHandle(
+            home=home, paths=paths, proc=proc, env=full_env, stderr_path=stderr_path
+        )
         started.append(handle)
         if wait:
             wait_ready(handle)
@@ -92,8 +97,11 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("needs root to mount a tmpfs")
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:

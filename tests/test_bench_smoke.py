@@ -12,8 +12,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_bench_quick_runs_every_case_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--json", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--json", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())
     ids = [r["id"] for r in data["results"]]

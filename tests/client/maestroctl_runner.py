@@ -44,20 +44,32 @@ class Cli:
         self.env = env
         self.cwd = cwd
 
-    def __call__(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-                 check: int | None = 0) -> Run:
+    def __call__(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        check: int | None = 0,
+    ) -> Run:
         argv = [*CLI, *args]
         full_env = dict(self.env)
         full_env.update(env or {})
         started = time.monotonic()
-        done = subprocess.run(argv, cwd=cwd or self.cwd, env=full_env, capture_output=True,
-                              text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
-        run = Run(list(args), done.returncode, done.stdout, done.stderr,
-                  time.monotonic() - started)
+        done = subprocess.run(
+            argv,
+            cwd=cwd or self.cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        run = Run(list(args), done.returncode, done.stdout, done.stderr, time.monotonic() - started)
         if check is not None:
             assert run.returncode == check, (
                 f"maestroctl {' '.join(args)} exited {run.returncode}, expected {check}\n"
-                f"stdout: {run.stdout}\nstderr: {run.stderr}")
+                f"stdout: {run.stdout}\nstderr: {run.stderr}"
+            )
         return run
 
     def json(self, *args: str, check: int | None = 0, **kw: Any) -> dict[str, Any]:
@@ -72,14 +84,15 @@ class Cli:
 
 
 def scrubbed_env(maestro_home: Path, user_home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"MAESTRO_REQUIRE_DAEMON", "MAESTRO_SESSION_ID", "XDG_CONFIG_HOME",
-                        "NOTIFY_SOCKET"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in {"MAESTRO_REQUIRE_DAEMON", "MAESTRO_SESSION_ID", "XDG_CONFIG_HOME", "NOTIFY_SOCKET"}
+    }
     env["MAESTRO_HOME"] = str(maestro_home)
     env["HOME"] = str(user_home)
     return env
-
-
 
 
 def normalise_ids(value: Any, ids: dict[str, str] | None = None) -> Any:

@@ -22,8 +22,14 @@ sys.exit(code)
 
 
 def loaded_after(cli: Cli, *args: str, cwd: Path) -> tuple[set[str], dict[str, Any]]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, env=cli.env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        env=cli.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     marker = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
     modules = set(json.loads(marker.removeprefix("MODULES ")))
     return modules, json.loads(done.stdout) if done.stdout.strip() else {}
@@ -34,10 +40,13 @@ def heavy_in(modules: set[str]) -> set[str]:
 
 
 def test_importing_the_cli_loads_nothing_heavy() -> None:
-    code = ("import sys; from maestro_memory.client import cli; cli.build_parser(); "
-            "import maestro_memory.client; print(' '.join(sorted(sys.modules)))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=True)
+    code = (
+        "import sys; from maestro_memory.client import cli; cli.build_parser(); "
+        "import maestro_memory.client; print(' '.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert heavy_in(set(done.stdout.split())) == set()
 
 
@@ -48,8 +57,7 @@ def test_direct_mode_context_does_not_load_zmq(cli: Cli, project: Path) -> None:
     assert heavy_in(modules) <= {m for m in modules if m.startswith("maestro_memory.core")}
 
 
-def test_daemon_mode_context_does_not_load_the_core(cli: Cli, daemon: Any,
-                                                    project: Path) -> None:
+def test_daemon_mode_context_does_not_load_the_core(cli: Cli, daemon: Any, project: Path) -> None:
     daemon.register(project)
     modules, doc = loaded_after(cli, "context", "--json", cwd=project)
     assert doc["ok"] is True and doc["via"] == "daemon"

@@ -81,9 +81,13 @@ def test_start_reports_a_daemon_that_cannot_start(cli: Cli, maestro_home: Path) 
 
 def test_start_foreground_runs_in_this_process(cli: Cli, maestro_home: Path) -> None:
     p = paths.resolve({"MAESTRO_HOME": str(maestro_home)})
-    proc = subprocess.Popen([sys.executable, "-m", "maestro_memory.client.cli", "start",
-                             "--foreground"], env=cli.env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "maestro_memory.client.cli", "start", "--foreground"],
+        env=cli.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         with Client(paths=p, timeout=0.5) as client:
             deadline = time.monotonic() + 20

@@ -15,13 +15,31 @@ from maestroctl_runner import Cli, normalise_ids
 
 SCENARIO: list[tuple[str, ...]] = [
     ("init", "--session", "s1"),
-    ("save-semantic", "Always run the linter before pushing", "--category", "quality_rule",
-     "--confidence", "0.95"),
+    (
+        "save-semantic",
+        "Always run the linter before pushing",
+        "--category",
+        "quality_rule",
+        "--confidence",
+        "0.95",
+    ),
     ("save-semantic", "CI runs on GitHub Actions"),
-    ("save-semantic", "Use pnpm instead of npm", "--category", "architecture_decision",
-     "--confidence", "0.9"),
-    ("save-episodic", "Refactored the auth middleware into one module", "--session", "s1",
-     "--confidence", "0.9"),
+    (
+        "save-semantic",
+        "Use pnpm instead of npm",
+        "--category",
+        "architecture_decision",
+        "--confidence",
+        "0.9",
+    ),
+    (
+        "save-episodic",
+        "Refactored the auth middleware into one module",
+        "--session",
+        "s1",
+        "--confidence",
+        "0.9",
+    ),
     ("detect", "--user", "I prefer short commit messages", "--assistant", "Noted."),
     ("detect", "--user", "what time is it?"),
     ("context",),
@@ -117,8 +135,9 @@ def test_project_flag_and_missing_directory(cli: Cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("with_daemon", [True, False], ids=["daemon", "direct"])
-def test_coded_errors_and_exit_codes(cli: Cli, request: pytest.FixtureRequest, project: Path,
-                                     with_daemon: bool) -> None:
+def test_coded_errors_and_exit_codes(
+    cli: Cli, request: pytest.FixtureRequest, project: Path, with_daemon: bool
+) -> None:
     if with_daemon:
         request.getfixturevalue("daemon").register(project)
     cli("init")
@@ -126,22 +145,33 @@ def test_coded_errors_and_exit_codes(cli: Cli, request: pytest.FixtureRequest, p
     assert bad.stdout == ""
     assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
     doc = cli.json("reinforce", "s-00000000", check=1)
-    assert doc == {"ok": False, "command": "reinforce",
-                   "error": {"code": "not_found", "message": doc["error"]["message"],
-                             "exit_code": 1}}
-    assert cli.json("save-semantic", "x", "--category", "gossip", check=1)["error"]["code"] \
+    assert doc == {
+        "ok": False,
+        "command": "reinforce",
+        "error": {"code": "not_found", "message": doc["error"]["message"], "exit_code": 1},
+    }
+    assert (
+        cli.json("save-semantic", "x", "--category", "gossip", check=1)["error"]["code"]
         == "bad_request"
-    assert cli.json("review", "--apply", "s-00000000", "remove", check=1)["error"]["code"] \
+    )
+    assert (
+        cli.json("review", "--apply", "s-00000000", "remove", check=1)["error"]["code"]
         == "not_found"
+    )
     # usage errors: exit 2, still one JSON document
     assert cli.json("review", "--apply", "s-1", "burn", check=2)["error"]["code"] == "usage"
-    assert cli.json("save-semantic", "x", "--confidence", "7", check=2)["error"]["code"] \
-        == "usage"
+    assert cli.json("save-semantic", "x", "--confidence", "7", check=2)["error"]["code"] == "usage"
     assert cli.json("nonsense", check=2)["ok"] is False
     usage = cli("context", "--max-tokens", "-5", check=2)
     assert "max-tokens" in usage.stderr
-    cli("save-semantic", "Always lint before pushing", "--category", "quality_rule",
-        "--confidence", "1.0")
+    cli(
+        "save-semantic",
+        "Always lint before pushing",
+        "--category",
+        "quality_rule",
+        "--confidence",
+        "1.0",
+    )
     assert "lint" in cli.json("context")["result"]["context"]
     zero = cli.json("context", "--max-tokens", "0")  # zero is a value, not "unset"
     assert zero["result"]["context"] == ""
@@ -171,16 +201,16 @@ def test_review_lists_and_applies_decisions(cli: Cli, daemon: Any, project: Path
     assert cli.result("review")["proposals"] == []
 
 
-def test_maintain_all_covers_every_registered_project(cli: Cli, daemon: Any, project: Path,
-                                                      tmp_path: Path) -> None:
+def test_maintain_all_covers_every_registered_project(
+    cli: Cli, daemon: Any, project: Path, tmp_path: Path
+) -> None:
     second = tmp_path / "second"
     second.mkdir()
     for root in (project, second):
         daemon.register(root)
         cli("-C", str(root), "init")
     result = cli.result("maintain", "--all", "--dry-run")
-    assert sorted(p["project"] for p in result["projects"]) == sorted([str(project),
-                                                                       str(second)])
+    assert sorted(p["project"] for p in result["projects"]) == sorted([str(project), str(second)])
     assert all(p["ok"] and p["report"]["dry_run"] for p in result["projects"])
 
 
@@ -233,14 +263,26 @@ def test_require_daemon_fails_fast(cli: Cli) -> None:
 def test_every_command_prints_one_json_document(cli: Cli, daemon: Any, project: Path) -> None:
     daemon.register(project)
     commands: list[tuple[tuple[str, ...], int]] = [
-        (("status",), 0), (("paths",), 0), (("projects",), 0), (("register",), 0),
-        (("doctor",), 1), (("init",), 0), (("doctor",), 0), (("context",), 0),
+        (("status",), 0),
+        (("paths",), 0),
+        (("projects",), 0),
+        (("register",), 0),
+        (("doctor",), 1),
+        (("init",), 0),
+        (("doctor",), 0),
+        (("context",), 0),
         (("entries",), 0),
         (("save-semantic", "Keep functions short"), 0),
-        (("save-episodic", "Looked at the parser"), 0), (("detect", "--user", "hi"), 0),
-        (("maintain",), 0), (("review",), 0), (("log",), 0), (("service", "status"), 0),
-        (("service", "install", "--dry-run"), 0), (("start",), 0),
-        (("reinforce", "e-00000000"), 1), (("entries", "--sector", "nope"), 2),
+        (("save-episodic", "Looked at the parser"), 0),
+        (("detect", "--user", "hi"), 0),
+        (("maintain",), 0),
+        (("review",), 0),
+        (("log",), 0),
+        (("service", "status"), 0),
+        (("service", "install", "--dry-run"), 0),
+        (("start",), 0),
+        (("reinforce", "e-00000000"), 1),
+        (("entries", "--sector", "nope"), 2),
     ]
     for args, code in commands:
         doc = cli.json(*args, check=code)

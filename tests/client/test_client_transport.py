@@ -75,8 +75,9 @@ class FakeDaemon:
 
 
 def ok(request: dict[str, Any], result: dict[str, Any] | None = None) -> bytes:
-    return protocol.ok_reply(request["id"], result if result is not None else
-                             {"op": request["op"], "id": request["id"]})
+    return protocol.ok_reply(
+        request["id"], result if result is not None else {"op": request["op"], "id": request["id"]}
+    )
 
 
 @pytest.fixture
@@ -116,8 +117,9 @@ def test_timeout_then_fresh_socket_and_late_reply_dropped(
     with Client(timeout=0.3, retries=0, paths=home_paths) as client:
         started = time.monotonic()
         with pytest.raises(DaemonTimeout) as excinfo:
-            client.call("save_semantic", {"fact": "x", "category": "project_context"},
-                        project="/tmp")
+            client.call(
+                "save_semantic", {"fact": "x", "category": "project_context"}, project="/tmp"
+            )
         assert 0.25 < time.monotonic() - started < 2.0
         assert "may or may not have applied" in str(excinfo.value)
         result = client.ping()
@@ -176,8 +178,13 @@ def test_error_replies_become_request_errors(
 def test_garbled_replies_are_protocol_errors(
     fake: Callable[[Responder], FakeDaemon], home_paths: paths.Paths
 ) -> None:
-    replies = iter([b"\xff not json", json.dumps([1, 2]).encode(),
-                    json.dumps({"v": 9, "id": None, "ok": True}).encode()])
+    replies = iter(
+        [
+            b"\xff not json",
+            json.dumps([1, 2]).encode(),
+            json.dumps({"v": 9, "id": None, "ok": True}).encode(),
+        ]
+    )
 
     def responder(request: dict[str, Any]) -> list[bytes]:
         raw = next(replies)
@@ -229,10 +236,13 @@ def test_nothing_listening_is_known_at_once(home_paths: paths.Paths, tmp_path: P
             os.close(fd)
 
 
-def test_require_daemon_refuses_direct_mode(home_paths: paths.Paths, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    with Client(tmp_path, paths=home_paths, require_daemon=True) as client, \
-            pytest.raises(DaemonUnavailable):
+def test_require_daemon_refuses_direct_mode(
+    home_paths: paths.Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with (
+        Client(tmp_path, paths=home_paths, require_daemon=True) as client,
+        pytest.raises(DaemonUnavailable),
+    ):
         client.build_context()
     monkeypatch.setenv("MAESTRO_REQUIRE_DAEMON", "1")
     with Client(tmp_path, paths=home_paths) as client, pytest.raises(DaemonNotRunning):
@@ -240,8 +250,7 @@ def test_require_daemon_refuses_direct_mode(home_paths: paths.Paths, tmp_path: P
     assert not (tmp_path / ".maestro").exists()
 
 
-def test_direct_mode_matches_the_shared_handlers(home_paths: paths.Paths,
-                                                 tmp_path: Path) -> None:
+def test_direct_mode_matches_the_shared_handlers(home_paths: paths.Paths, tmp_path: Path) -> None:
     """The client's list of memory ops is the registry's, and its results are the handlers'."""
     assert frozenset(ops.MEMORY_OPS) == MEMORY_OP_NAMES
     project = tmp_path / "proj"
@@ -250,8 +259,9 @@ def test_direct_mode_matches_the_shared_handlers(home_paths: paths.Paths,
         client.initialize("s1")
         client.save_semantic("Never force-push to main", "quality_rule", 1.0)
         mine = client.build_context(task="git")
-    theirs = ops.dispatch_memory_op(ops.DirectBackend(), "build_context",
-                                    ops.resolve_project(str(project)), {"task": "git"})
+    theirs = ops.dispatch_memory_op(
+        ops.DirectBackend(), "build_context", ops.resolve_project(str(project)), {"task": "git"}
+    )
     assert mine == theirs and "Never force-push to main" in mine["context"]
 
 
@@ -283,8 +293,7 @@ def test_initialize_without_a_session_is_not_retried(
             client.initialize(project="/tmp")  # a new session each time: not repeatable
         with pytest.raises(DaemonTimeout):
             client.initialize("s1", project="/tmp")  # repeatable: 1 + 3 attempts
-    assert [r["args"].get("session_id") for _, r in daemon.seen] == [None, "s1", "s1", "s1",
-                                                                     "s1"]
+    assert [r["args"].get("session_id") for _, r in daemon.seen] == [None, "s1", "s1", "s1", "s1"]
 
 
 def test_daemon_gone_mid_request_falls_back_for_repeatable_reads(

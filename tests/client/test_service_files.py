@@ -39,8 +39,13 @@ def test_maestrod_is_the_one_beside_this_python() -> None:
 def test_rendered_unit_has_the_required_settings() -> None:
     text = service.render_systemd(VENV_MAESTROD, {})
     lines = set(text.splitlines())
-    for line in ("Type=notify", f"ExecStart={VENV_MAESTROD}", "Restart=on-failure",
-                 "Environment=PYTHONUNBUFFERED=1", "WantedBy=default.target"):
+    for line in (
+        "Type=notify",
+        f"ExecStart={VENV_MAESTROD}",
+        "Restart=on-failure",
+        "Environment=PYTHONUNBUFFERED=1",
+        "WantedBy=default.target",
+    ):
         assert line in lines, line
     assert any(x.startswith("RestartSec=") for x in lines)
     assert any(x.startswith("StartLimitIntervalSec=") for x in lines)
@@ -64,17 +69,20 @@ def test_rendered_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     runtime = tmp_path / "xdg-runtime"
     runtime.mkdir(mode=0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
-    done = subprocess.run([tool, "--user", "verify", str(unit)], capture_output=True,
-                          text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [tool, "--user", "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60
+    )
     if done.returncode != 0 and str(unit) not in done.stderr + done.stdout:
         pytest.skip(f"systemd-analyze cannot run here: {done.stderr.strip()[-300:]}")
     # verify exits 0 even for unknown keys, so its output must be empty as well
-    assert done.returncode == 0 and done.stdout.strip() == "" and done.stderr.strip() == "", \
+    assert done.returncode == 0 and done.stdout.strip() == "" and done.stderr.strip() == "", (
         done.stderr
+    )
     # and it does complain about a broken unit (the check is not vacuous)
     unit.write_text(unit.read_text().replace("Restart=on-failure", "Restart=sometimes"))
-    bad = subprocess.run([tool, "--user", "verify", str(unit)], capture_output=True,
-                         text=True, env=env, timeout=60)
+    bad = subprocess.run(
+        [tool, "--user", "verify", str(unit)], capture_output=True, text=True, env=env, timeout=60
+    )
     assert "sometimes" in bad.stderr
 
 
@@ -93,8 +101,9 @@ def test_rendered_plist_parses_and_names_an_absolute_maestrod(tmp_path: Path) ->
     path_dirs = data["EnvironmentVariables"]["PATH"].split(":")
     assert path_dirs[0] == str(VENV_MAESTROD.parent) and "/usr/bin" in path_dirs
     assert "MAESTRO_HOME" not in data["EnvironmentVariables"]
-    special = service.render_launchd(Path("/Users/a&b/<bin>/maestrod"), log_dir,
-                                     {"MAESTRO_HOME": "/tmp/m"})
+    special = service.render_launchd(
+        Path("/Users/a&b/<bin>/maestrod"), log_dir, {"MAESTRO_HOME": "/tmp/m"}
+    )
     parsed = plistlib.loads(special.encode())
     assert parsed["ProgramArguments"] == ["/Users/a&b/<bin>/maestrod"]
     assert parsed["EnvironmentVariables"]["MAESTRO_HOME"] == "/tmp/m"
@@ -126,16 +135,19 @@ def _calls(calls: Path) -> list[list[str]]:
     return [[Path(a[0]).name, *a[1:]] for a in map(json.loads, calls.read_text().splitlines())]
 
 
-def test_dry_run_prints_and_changes_nothing(cli: Cli, user_home: Path,
-                                           fake_tools: tuple[Path, Path]) -> None:
+def test_dry_run_prints_and_changes_nothing(
+    cli: Cli, user_home: Path, fake_tools: tuple[Path, Path]
+) -> None:
     bin_dir, calls = fake_tools
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
     result = cli.result("service", "install", "--dry-run", env=env)
     target = user_home / ".config" / "systemd" / "user" / "maestrod.service"
     assert result["dry_run"] is True and result["service_file"] == str(target)
     runs = [a["argv"] for a in result["actions"] if a["action"] == "run"]
-    assert runs == [["systemctl", "--user", "daemon-reload"],
-                    ["systemctl", "--user", "enable", "--now", "maestrod.service"]]
+    assert runs == [
+        ["systemctl", "--user", "daemon-reload"],
+        ["systemctl", "--user", "enable", "--now", "maestrod.service"],
+    ]
     written = next(a for a in result["actions"] if a["action"] == "write")
     assert f"ExecStart={VENV_MAESTROD}" in written["content"]
     assert f"Environment=MAESTRO_HOME={cli.env['MAESTRO_HOME']}" in written["content"]
@@ -144,10 +156,12 @@ def test_dry_run_prints_and_changes_nothing(cli: Cli, user_home: Path,
     assert not target.exists() and not (user_home / ".config").exists()
     assert _calls(calls) == []
     mac = cli.result("service", "install", "--dry-run", "--manager", "launchd", env=env)
-    assert mac["service_file"] == str(user_home / "Library" / "LaunchAgents" /
-                                      "com.maestro.memory.plist")
-    assert ["launchctl", "bootstrap", f"gui/{os.getuid()}", mac["service_file"]] in \
-        [a["argv"] for a in mac["actions"] if a["action"] == "run"]
+    assert mac["service_file"] == str(
+        user_home / "Library" / "LaunchAgents" / "com.maestro.memory.plist"
+    )
+    assert ["launchctl", "bootstrap", f"gui/{os.getuid()}", mac["service_file"]] in [
+        a["argv"] for a in mac["actions"] if a["action"] == "run"
+    ]
     assert not (user_home / "Library").exists()
 
 
@@ -166,8 +180,10 @@ def test_install_status_uninstall_with_a_stand_in_systemctl(
     installed = cli.result("service", "install", env=env)
     assert installed["dry_run"] is False and target.exists()
     assert f"ExecStart={VENV_MAESTROD}" in target.read_text()
-    assert _calls(calls) == [["systemctl", "--user", "daemon-reload"],
-                             ["systemctl", "--user", "enable", "--now", "maestrod.service"]]
+    assert _calls(calls) == [
+        ["systemctl", "--user", "daemon-reload"],
+        ["systemctl", "--user", "enable", "--now", "maestrod.service"],
+    ]
     status = cli.result("service", "status", env=env)
     assert status["installed"] is True and status["maestrod"] == str(VENV_MAESTROD)
     assert status["up_to_date"] is True and status["state"]["active"] == "active"
@@ -178,8 +194,10 @@ def test_install_status_uninstall_with_a_stand_in_systemctl(
     calls.unlink()
     removed = cli.result("service", "uninstall", env=env)
     assert removed["operation"] == "uninstall" and not target.exists()
-    assert _calls(calls) == [["systemctl", "--user", "disable", "--now", "maestrod.service"],
-                             ["systemctl", "--user", "daemon-reload"]]
+    assert _calls(calls) == [
+        ["systemctl", "--user", "disable", "--now", "maestrod.service"],
+        ["systemctl", "--user", "daemon-reload"],
+    ]
     assert cli.result("service", "status", env=env)["installed"] is False
     again = cli("service", "uninstall", env=env)
     assert "nothing to uninstall" in again.stdout
@@ -204,8 +222,9 @@ def test_install_fails_clearly_when_the_manager_is_missing(cli: Cli, tmp_path: P
 
 
 @pytest.mark.usefixtures("stop_background")
-def test_start_goes_through_the_installed_service(cli: Cli, tmp_path: Path,
-                                                  fake_tools: tuple[Path, Path]) -> None:
+def test_start_goes_through_the_installed_service(
+    cli: Cli, tmp_path: Path, fake_tools: tuple[Path, Path]
+) -> None:
     """With the unit installed, `start` asks systemctl; this stand-in starts maestrod the way
     systemd would (in the foreground of its own process), and `start` waits for it."""
     bin_dir, calls = fake_tools

@@ -15,8 +15,9 @@ def store(tmp_path: Path) -> MemoryStore:
     s = MemoryStore(tmp_path, clock=lambda: "2026-12-02")
     s.save_semantic("Never use default exports in this project", "quality_rule", 1.0)
     s.save_semantic("Rate limiting: 10 req/min on public endpoints", "architecture_decision", 0.6)
-    s.save_semantic("Payment webhooks are verified with HMAC signatures", "architecture_decision",
-                    0.3)
+    s.save_semantic(
+        "Payment webhooks are verified with HMAC signatures", "architecture_decision", 0.3
+    )
     s.save_semantic("Flagged rule about tabs and spaces", "quality_rule", 0.15)
     return s
 
@@ -63,8 +64,9 @@ def test_high_band_first_then_episodic_in_spec_format(store: MemoryStore) -> Non
 
 def test_budget_is_respected_and_zero_means_zero(store: MemoryStore) -> None:
     for i in range(60):
-        store.save_semantic(f"Rule qx{i} about component qy{i} and its qz{i} contract",
-                            "project_context", 0.95)
+        store.save_semantic(
+            f"Rule qx{i} about component qy{i} and its qz{i} contract", "project_context", 0.95
+        )
     from maestro_memory.core.text import estimate_tokens
 
     for budget in (0, 20, 60, 120, 500):

@@ -60,8 +60,9 @@ def test_eight_processes_initialize_one_session_decay_applied_once(tmp_path: Pat
 
 def test_eight_processes_times_hundred_saves_keep_all_eight_hundred(tmp_path: Path) -> None:
     start = CTX.Event()
-    procs = [CTX.Process(target=_save_worker, args=(str(tmp_path), w, 100, start))
-             for w in range(8)]
+    procs = [
+        CTX.Process(target=_save_worker, args=(str(tmp_path), w, 100, start)) for w in range(8)
+    ]
     for p in procs:
         p.start()
     start.set()
@@ -92,8 +93,9 @@ KILL_LOOP = textwrap.dedent(
 
 def test_writer_killed_mid_loop_leaves_files_that_parse(tmp_path: Path) -> None:
     for round_ in range(5):
-        proc = subprocess.Popen([sys.executable, "-c", KILL_LOOP, str(tmp_path)],
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILL_LOOP, str(tmp_path)], stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         semantic = tmp_path / ".maestro/memory/semantic.md"
         deadline = time.monotonic() + 30
@@ -117,8 +119,9 @@ def test_writer_killed_mid_loop_leaves_files_that_parse(tmp_path: Path) -> None:
         assert len(store.semantic_entries()) == count + 1
 
 
-def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_leaves_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Fault injection: the OS call cannot be made to fail on demand here, so fsync is replaced
     # by one that raises ENOSPC (the fuller suite lives in tests/reliability).
     store = MemoryStore(tmp_path)

@@ -139,12 +139,15 @@ def test_writer_uses_the_spec_formats(tmp_path: Path) -> None:
             "## Maintenance Log" in text
         )
         log_at = text.index("## Maintenance Log")
-        assert "\n## " not in text[log_at + 3:], "Maintenance Log must be the last section"
+        assert "\n## " not in text[log_at + 3 :], "Maintenance Log must be the last section"
 
 
 def test_maintenance_log_stays_at_the_bottom_when_a_section_is_added(tmp_path: Path) -> None:
-    write(tmp_path, "semantic.md",
-          '# Semantic Memory\n\n## Maintenance Log\n- [2026-01-01] Removed: "x" (y)\n')
+    write(
+        tmp_path,
+        "semantic.md",
+        '# Semantic Memory\n\n## Maintenance Log\n- [2026-01-01] Removed: "x" (y)\n',
+    )
     MemoryStore(tmp_path).save_semantic("Deploys go through staging first", "project_context", 0.9)
     text = (tmp_path / ".maestro/memory/semantic.md").read_text()
     assert text.index("## Project Context") < text.index("## Maintenance Log")
@@ -168,18 +171,32 @@ unknown_line = st.text(
 
 
 @settings(max_examples=150, deadline=None)
-@given(pre=st.lists(unknown_line, max_size=4), mid=st.lists(unknown_line, max_size=4),
-       post=st.lists(unknown_line, max_size=4), crlf=st.booleans())
+@given(
+    pre=st.lists(unknown_line, max_size=4),
+    mid=st.lists(unknown_line, max_size=4),
+    post=st.lists(unknown_line, max_size=4),
+    crlf=st.booleans(),
+)
 def test_roundtrip_unknown_lines_survive_a_write(
     tmp_path_factory: object, pre: list[str], mid: list[str], post: list[str], crlf: bool
 ) -> None:
     import tempfile
 
     nl = "\r\n" if crlf else "\n"
-    body = nl.join(
-        ["# Semantic Memory", *pre, "## User Preferences",
-         "- [2026-01-01] [0.90] Prefers tabs", *mid, "## Notes", *post]
-    ) + nl
+    body = (
+        nl.join(
+            [
+                "# Semantic Memory",
+                *pre,
+                "## User Preferences",
+                "- [2026-01-01] [0.90] Prefers tabs",
+                *mid,
+                "## Notes",
+                *post,
+            ]
+        )
+        + nl
+    )
     assert parse("semantic", body).render() == body  # parse/render is the identity
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)

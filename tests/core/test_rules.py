@@ -156,10 +156,12 @@ def test_replacement_archives_the_old_entry_and_tombstones_it(store: MemoryStore
 
 
 def test_restating_a_rule_reinforces_without_a_second_line(store: MemoryStore) -> None:
-    store.save_semantic("Rate limiting: 10 req/min on public endpoints", "architecture_decision",
-                        0.7)
-    again = store.save_semantic("Rate limiting: 10 req/min on public endpoints",
-                                "architecture_decision", 0.9)
+    store.save_semantic(
+        "Rate limiting: 10 req/min on public endpoints", "architecture_decision", 0.7
+    )
+    again = store.save_semantic(
+        "Rate limiting: 10 req/min on public endpoints", "architecture_decision", 0.9
+    )
     assert again.action == "reinforced" and again.entry is not None
     assert again.entry.confidence == 0.9
     assert len(store.semantic_entries()) == 1
@@ -216,8 +218,9 @@ def test_maintenance_decisions_reinforce_restores_half(store: MemoryStore) -> No
     assert by_id[other.entry.id].state == "flagged"  # not decided: left alone
     with pytest.raises(RejectedError, match="not flagged"):
         store.memory_maintenance({saved.entry.id: "remove"})
-    assert "Reinforced: \"Flaky rule\" (user confirmed, confidence 0.15 → 0.50)" in mem_file(
-        store, "semantic.md")
+    assert 'Reinforced: "Flaky rule" (user confirmed, confidence 0.15 → 0.50)' in mem_file(
+        store, "semantic.md"
+    )
 
 
 def test_detect_semantic_signals_saves_each_signal(store: MemoryStore) -> None:
@@ -244,7 +247,10 @@ def test_a_committed_memory_can_be_mutated_and_committed_again(store: MemoryStor
         memory.save_episodic("Second checkpoint", "s1")
     assert old.entry is not None
     texts = sorted(e.text for e in store.semantic_entries())
-    assert texts == ["Deploys go through staging", "Hotfixes skip the release train",
-                     "JWT with 30min expiry"]
+    assert texts == [
+        "Deploys go through staging",
+        "Hotfixes skip the release train",
+        "JWT with 30min expiry",
+    ]
     assert [e.text for e in store.episodic_entries()] == ["Second checkpoint", "First checkpoint"]
     assert old.entry.id in (store.memory_dir / "archive.md").read_text()

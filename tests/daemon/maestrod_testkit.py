@@ -33,8 +33,12 @@ class DaemonGone(RuntimeError):
     """The daemon process exited while a test waited for it."""
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02,
-             message: str = "condition") -> Any:
+def wait_for(
+    condition: Callable[[], Any],
+    timeout: float = 10.0,
+    interval: float = 0.02,
+    message: str = "condition",
+) -> Any:
     """Poll ``condition`` until it returns something truthy; fail the test at the deadline."""
     deadline = time.monotonic() + timeout
     while True:
@@ -46,17 +50,28 @@ def wait_for(condition: Callable[[], Any], timeout: float = 10.0, interval: floa
         time.sleep(interval)
 
 
-def raw_request(endpoint: str, op: str, project: str | None = None,
-                args: Mapping[str, Any] | None = None, *, timeout: float = 10.0,
-                context: zmq.Context[Any] | None = None) -> dict[str, Any]:
+def raw_request(
+    endpoint: str,
+    op: str,
+    project: str | None = None,
+    args: Mapping[str, Any] | None = None,
+    *,
+    timeout: float = 10.0,
+    context: zmq.Context[Any] | None = None,
+) -> dict[str, Any]:
     """One request over a fresh DEALER socket; returns the decoded reply."""
     ctx = context or zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.linger = 0
     try:
         sock.connect(endpoint)
-        body: dict[str, Any] = {"v": 1, "id": f"t{next(_ids)}", "op": op,
-                                "args": dict(args or {}), "pid": os.getpid()}
+        body: dict[str, Any] = {
+            "v": 1,
+            "id": f"t{next(_ids)}",
+            "op": op,
+            "args": dict(args or {}),
+            "pid": os.getpid(),
+        }
         if project is not None:
             body["project"] = project
         sock.send(json.dumps(body).encode())
@@ -109,12 +124,23 @@ class DaemonHandle:
             self._sock.close()
             self._sock = None
 
-    def send(self, op: str, project: str | os.PathLike[str] | None = None,
-             args: Mapping[str, Any] | None = None, *, timeout: float = 15.0,
-             **envelope: Any) -> dict[str, Any]:
+    def send(
+        self,
+        op: str,
+        project: str | os.PathLike[str] | None = None,
+        args: Mapping[str, Any] | None = None,
+        *,
+        timeout: float = 15.0,
+        **envelope: Any,
+    ) -> dict[str, Any]:
         """A request; ``envelope`` overrides fields (``v=2`` …). Returns the whole reply."""
-        body: dict[str, Any] = {"v": 1, "id": f"r{next(_ids)}", "op": op,
-                                "args": dict(args or {}), "pid": os.getpid()}
+        body: dict[str, Any] = {
+            "v": 1,
+            "id": f"r{next(_ids)}",
+            "op": op,
+            "args": dict(args or {}),
+            "pid": os.getpid(),
+        }
         if project is not None:
             body["project"] = os.fspath(project)
         body.update(envelope)
@@ -126,20 +152,23 @@ class DaemonHandle:
             if remaining <= 0 or not sock.poll(int(remaining * 1000)):
                 self._reset()  # a late reply must not be read as the next one's
                 if self.proc.poll() is not None:
-                    raise DaemonGone(f"maestrod exited with {self.proc.returncode}: "
-                                     f"{self.stderr_text()[-2000:]}")
+                    raise DaemonGone(
+                        f"maestrod exited with {self.proc.returncode}: {self.stderr_text()[-2000:]}"
+                    )
                 raise TimeoutError(f"no reply to {op!r} within {timeout}s")
             reply: dict[str, Any] = json.loads(sock.recv())
             if reply.get("id") == body["id"]:
                 return reply
 
-    def request(self, op: str, project: str | os.PathLike[str] | None = None,
-                **args: Any) -> dict[str, Any]:
+    def request(
+        self, op: str, project: str | os.PathLike[str] | None = None, **args: Any
+    ) -> dict[str, Any]:
         """``request("save_semantic", proj, fact=..., category=...)`` -> the reply dict."""
         return self.send(op, project, args)
 
-    def result(self, op: str, project: str | os.PathLike[str] | None = None,
-               **args: Any) -> dict[str, Any]:
+    def result(
+        self, op: str, project: str | os.PathLike[str] | None = None, **args: Any
+    ) -> dict[str, Any]:
         """Like ``request`` but asserts success and returns ``reply["result"]``."""
         reply = self.send(op, project, args)
         assert reply["ok"], reply
@@ -186,9 +215,9 @@ class DaemonHandle:
             self.proc.wait()
 
 
-def spawn_daemon(home: Path, env: Mapping[str, str] | None = None,
-                 argv_prefix: list[str] | None = None) -> tuple[subprocess.Popen[bytes], Path,
-                                                                dict[str, str]]:
+def spawn_daemon(
+    home: Path, env: Mapping[str, str] | None = None, argv_prefix: list[str] | None = None
+) -> tuple[subprocess.Popen[bytes], Path, dict[str, str]]:
     """Start ``maestrod`` for ``home`` without waiting for it."""
     full_env = dict(os.environ)
     full_env["MAESTRO_HOME"] = str(home)
@@ -199,7 +228,10 @@ def spawn_daemon(home: Path, env: Mapping[str, str] | None = None,
     with open(stderr_path, "wb") as err:
         proc = subprocess.Popen(
             [*(argv_prefix or []), sys.executable, "-m", "maestro_memory.daemon"],
-            env=full_env, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
         )
     return proc, stderr_path, full_env
 
@@ -209,8 +241,10 @@ def wait_ready(handle: DaemonHandle, timeout: float = START_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if handle.proc.poll() is not None:
-            raise DaemonGone(f"maestrod exited with {handle.proc.returncode} during start: "
-                             f"{handle.stderr_text()[-3000:]}")
+            raise DaemonGone(
+                f"maestrod exited with {handle.proc.returncode} during start: "
+                f"{handle.stderr_text()[-3000:]}"
+            )
         try:
             reply = raw_request(handle.endpoint, "hello", timeout=0.5)
         except TimeoutError:
@@ -219,10 +253,9 @@ def wait_ready(handle: DaemonHandle, timeout: float = START_TIMEOUT) -> None:
             return
         if time.monotonic() > deadline:
             handle.kill()
-            raise TimeoutError(f"maestrod not ready after {timeout}s: "
-                               f"{handle.stderr_text()[-3000:]}")
+            raise TimeoutError(
+                f"maestrod not ready after {timeout}s: {handle.stderr_text()[-3000:]}"
+            )
 
 
 DaemonFactory = Callable[..., DaemonHandle]
-
-

@@ -51,11 +51,15 @@ WORKER = textwrap.dedent("""
 """)
 
 
-def run_workers(daemon: DaemonHandle, project: Path, workers: int, count: int, mode: str
-                ) -> list[dict[str, object]]:
+def run_workers(
+    daemon: DaemonHandle, project: Path, workers: int, count: int, mode: str
+) -> list[dict[str, object]]:
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, daemon.endpoint, str(project), str(w),
-                          str(count), mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, daemon.endpoint, str(project), str(w), str(count), mode],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         for w in range(workers)
     ]
     for proc in procs:
@@ -105,10 +109,20 @@ def test_sixteen_clients_fifty_saves_each(daemon: DaemonHandle, project: Path) -
 
 def test_eight_concurrent_initialize_decay_once(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
-    daemon.result("save_semantic", project, fact="Deploys go through staging first",
-                  category="project_context", confidence=0.9)
-    episode = daemon.result("save_episodic", project, context="Refactored the router",
-                            session_id="earlier", confidence=1.0)["entry"]
+    daemon.result(
+        "save_semantic",
+        project,
+        fact="Deploys go through staging first",
+        category="project_context",
+        confidence=0.9,
+    )
+    episode = daemon.result(
+        "save_episodic",
+        project,
+        context="Refactored the router",
+        session_id="earlier",
+        confidence=1.0,
+    )["entry"]
     replies = run_workers(daemon, project, 8, 1, "init")
     assert all(r["ok"] for r in replies), replies
     applied = [r for r in replies if r["result"]["applied"]]  # type: ignore[index]

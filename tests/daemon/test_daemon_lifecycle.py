@@ -75,8 +75,13 @@ def test_sigterm_drains_queued_writes(daemon: DaemonHandle, project: Path) -> No
         assert sock.poll(5000) and json.loads(sock.recv())["id"] == "up"  # connected
         count = 200
         for i in range(count):
-            body = {"v": 1, "id": f"w{i}", "op": "save_episodic", "project": str(project),
-                    "args": {"context": f"episode number {i}", "session_id": "drain"}}
+            body = {
+                "v": 1,
+                "id": f"w{i}",
+                "op": "save_episodic",
+                "project": str(project),
+                "args": {"context": f"episode number {i}", "session_id": "drain"},
+            }
             sock.send(json.dumps(body).encode())
         assert sock.poll(10000)  # the daemon is working through them: now stop it
         first = json.loads(sock.recv())
@@ -100,16 +105,23 @@ def test_sigterm_drains_queued_writes(daemon: DaemonHandle, project: Path) -> No
     # Every acknowledged write is on disk (the episodic cap keeps the newest 20 there).
     newest = sorted(ok, key=lambda r: int(r["id"][1:]))[-20:]
     assert all(r["result"]["entry"]["id"] in text for r in newest)
-    records = [json.loads(line) for line in daemon.paths.journal_dir.glob("*.jsonl")
-               .__next__().read_text().splitlines()]
+    records = [
+        json.loads(line)
+        for line in daemon.paths.journal_dir.glob("*.jsonl").__next__().read_text().splitlines()
+    ]
     assert sum(1 for r in records if r["op"] == "save_episodic") == len(ok)
 
 
 def test_sigkill_then_restart_on_same_home(daemon_factory: DaemonFactory, project: Path) -> None:
     first = daemon_factory()
     first.register(project)
-    saved = first.result("save_semantic", project, fact="Main branch is called develop",
-                         category="project_context", confidence=0.9)
+    saved = first.result(
+        "save_semantic",
+        project,
+        fact="Main branch is called develop",
+        category="project_context",
+        confidence=0.9,
+    )
     first.kill()
     assert first.paths.pid_path.exists()  # stale pid file
     second = daemon_factory()
@@ -119,8 +131,9 @@ def test_sigkill_then_restart_on_same_home(daemon_factory: DaemonFactory, projec
     assert [p["path"] for p in second.result("projects")["projects"]] == [str(project)]
     ids = [e["id"] for e in second.result("entries", project)["entries"]]
     assert ids == [saved["entry"]["id"]]
-    assert second.result("save_episodic", project, context="after the restart",
-                         session_id="s2")["entry"]
+    assert second.result("save_episodic", project, context="after the restart", session_id="s2")[
+        "entry"
+    ]
 
 
 def test_registry_survives_clean_restart(daemon_factory: DaemonFactory, project: Path) -> None:
@@ -152,8 +165,9 @@ def test_runtime_dir_owned_by_another_user_refused(short_home: Path) -> None:
     assert "owned by uid 65534" in err
 
 
-def test_long_home_uses_short_socket_fallback(daemon_factory: DaemonFactory,
-                                              tmp_path: Path) -> None:
+def test_long_home_uses_short_socket_fallback(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
     home = tmp_path / ("very-long-directory-name-" * 4) / "home"
     paths = daemon_paths.resolve({"MAESTRO_HOME": str(home)})
     assert len(os.fsencode(paths.runtime_dir / "maestrod.sock")) >= daemon_paths.SUN_PATH_MAX
@@ -201,14 +215,17 @@ def test_sighup_with_bad_config_keeps_running(daemon: DaemonHandle) -> None:
     before = daemon.status()["maintenance"]["next_run"]
     daemon.paths.config_path.write_text("this is = = not toml")
     daemon.signal(signal.SIGHUP)
-    wait_for(lambda: "keeping the running configuration" in daemon.log_text(),
-             message="the reload to be refused")
+    wait_for(
+        lambda: "keeping the running configuration" in daemon.log_text(),
+        message="the reload to be refused",
+    )
     assert daemon.status()["maintenance"]["next_run"] == before
 
 
 @pytest.mark.parametrize("abstract", [False, True])
-def test_sd_notify_ready_and_stopping(daemon_factory: DaemonFactory, tmp_path: Path,
-                                      abstract: bool) -> None:
+def test_sd_notify_ready_and_stopping(
+    daemon_factory: DaemonFactory, tmp_path: Path, abstract: bool
+) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     if abstract:
         name = f"@maestro-test-{os.getpid()}-{time.monotonic_ns()}"

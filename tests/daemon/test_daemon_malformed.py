@@ -92,9 +92,13 @@ def test_oversized_message_is_dropped_and_daemon_survives(daemon: DaemonHandle) 
 
 
 def test_unregistered_project_refused(daemon: DaemonHandle, project: Path) -> None:
-    for op, args in [("build_context", {}), ("entries", {}), ("initialize", {"session_id": "s"}),
-                     ("save_semantic", {"fact": "Use pnpm", "category": "project_context"}),
-                     ("log", {})]:
+    for op, args in [
+        ("build_context", {}),
+        ("entries", {}),
+        ("initialize", {"session_id": "s"}),
+        ("save_semantic", {"fact": "Use pnpm", "category": "project_context"}),
+        ("log", {}),
+    ]:
         reply = daemon.send(op, project, args)
         assert code_of(reply) == "not_registered", op
     assert not (project / ".maestro").exists()  # nothing was written

@@ -33,27 +33,32 @@ def test_hello_and_ping(daemon: DaemonHandle) -> None:
     assert daemon.result("ping")["pong"] is True
 
 
-def test_register_projects_unregister(daemon: DaemonHandle, project: Path, tmp_path: Path
-                                      ) -> None:
+def test_register_projects_unregister(daemon: DaemonHandle, project: Path, tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(project)
     result = daemon.register(link)
-    assert result == {"path": str(project), "added": True,
-                      "memory_dir": str(project / ".maestro" / "memory")}
+    assert result == {
+        "path": str(project),
+        "added": True,
+        "memory_dir": str(project / ".maestro" / "memory"),
+    }
     assert daemon.register(project)["added"] is False  # realpath: the same project
     listed = daemon.result("projects")["projects"]
-    assert listed == [{"path": str(project), "memory_dir": str(project / ".maestro/memory"),
-                       "memory_dir_exists": False, "exists": True}]
-    assert daemon.result("unregister", path=str(project)) == {"path": str(project),
-                                                              "removed": True}
+    assert listed == [
+        {
+            "path": str(project),
+            "memory_dir": str(project / ".maestro/memory"),
+            "memory_dir_exists": False,
+            "exists": True,
+        }
+    ]
+    assert daemon.result("unregister", path=str(project)) == {"path": str(project), "removed": True}
     assert daemon.result("projects")["projects"] == []
     assert error_code(daemon.request("unregister", path=str(project))) == "not_registered"
 
 
-def test_register_refuses_what_is_not_a_directory(daemon: DaemonHandle, tmp_path: Path
-                                                  ) -> None:
-    assert error_code(daemon.request("register", path=str(tmp_path / "missing"))) == \
-        "bad_request"
+def test_register_refuses_what_is_not_a_directory(daemon: DaemonHandle, tmp_path: Path) -> None:
+    assert error_code(daemon.request("register", path=str(tmp_path / "missing"))) == "bad_request"
     afile = tmp_path / "file.txt"
     afile.write_text("x")
     assert error_code(daemon.request("register", path=str(afile))) == "conflict"
@@ -66,21 +71,35 @@ def test_memory_ops_round_trip(daemon: DaemonHandle, proj: Path) -> None:
     assert init["applied"] is True
     assert sorted(init["created"]) == ["archive.md", "episodic.md", "semantic.md"]
 
-    saved = daemon.result("save_semantic", proj, fact="Always run the tests before committing",
-                          category="quality_rule", confidence=1.0)
+    saved = daemon.result(
+        "save_semantic",
+        proj,
+        fact="Always run the tests before committing",
+        category="quality_rule",
+        confidence=1.0,
+    )
     assert saved["action"] == "added"
     fact_id = saved["entry"]["id"]
-    episode = daemon.result("save_episodic", proj, context="Worked on the auth middleware",
-                            session_id="s1", confidence=0.9)["entry"]
+    episode = daemon.result(
+        "save_episodic",
+        proj,
+        context="Worked on the auth middleware",
+        session_id="s1",
+        confidence=0.9,
+    )["entry"]
     assert episode["salience"] == 1.0 and episode["confidence"] == 0.9
 
-    signals = daemon.result("detect_signals", proj,
-                            user_message="I prefer tabs over spaces in this repo",
-                            assistant_response="ok")["signals"]
+    signals = daemon.result(
+        "detect_signals",
+        proj,
+        user_message="I prefer tabs over spaces in this repo",
+        assistant_response="ok",
+    )["signals"]
     assert signals and signals[0]["action"] == "added"
 
-    built = daemon.result("build_context", proj, task="auth middleware", max_tokens=400,
-                          session_id="s1")
+    built = daemon.result(
+        "build_context", proj, task="auth middleware", max_tokens=400, session_id="s1"
+    )
     assert "Always run the tests before committing" in built["context"]
     assert fact_id in built["included"] and episode["id"] in built["included"]
     assert built["tokens"] > 0
@@ -109,24 +128,28 @@ def test_memory_ops_round_trip(daemon: DaemonHandle, proj: Path) -> None:
     assert ops[:4] == ["initialize", "save_semantic", "save_episodic", "detect_signals"]
     added = records[1]
     assert added["entries"] == [fact_id]
-    assert added["changes"] == [{"id": fact_id, "before": None,
-                                 "after": {"confidence": 1.0, "salience": None}}]
+    assert added["changes"] == [
+        {"id": fact_id, "before": None, "after": {"confidence": 1.0, "salience": None}}
+    ]
     assert added["pid"] == os.getpid()
     assert records[2]["session_id"] == "s1"
     assert daemon.result("log", proj, limit=1)["records"] == records[-1:]
 
 
-def test_reinforcement_after_build_context_is_journalled(daemon: DaemonHandle, proj: Path
-                                                         ) -> None:
-    daemon.result("save_semantic", proj, fact="Rate limiting applies per client address",
-                  category="architecture_decision", confidence=0.6)
+def test_reinforcement_after_build_context_is_journalled(daemon: DaemonHandle, proj: Path) -> None:
+    daemon.result(
+        "save_semantic",
+        proj,
+        fact="Rate limiting applies per client address",
+        category="architecture_decision",
+        confidence=0.6,
+    )
     built = daemon.result("build_context", proj, task="rate limiting", session_id="s9")
     assert built["relevant"], built
 
     def reinforced() -> bool:
         records = daemon.result("log", proj)["records"]
-        return any(r["op"] == "reinforce_referenced" and r["session_id"] == "s9"
-                   for r in records)
+        return any(r["op"] == "reinforce_referenced" and r["session_id"] == "s9" for r in records)
 
     wait_for(reinforced, message="the queued reference reinforcement")
 
@@ -135,11 +158,13 @@ def test_op_argument_errors(daemon: DaemonHandle, proj: Path) -> None:
     cases: list[tuple[str, dict[str, Any], str]] = [
         ("save_semantic", {"fact": "x y z"}, "bad_request"),  # category missing
         ("save_semantic", {"fact": "Use pnpm", "category": "nonsense"}, "bad_request"),
-        ("save_semantic", {"fact": "Use pnpm", "category": "project_context",
-                           "confidence": 3}, "bad_request"),
+        (
+            "save_semantic",
+            {"fact": "Use pnpm", "category": "project_context", "confidence": 3},
+            "bad_request",
+        ),
         ("save_semantic", {"fact": 5, "category": "project_context"}, "bad_request"),
-        ("save_semantic", {"fact": "a", "category": "project_context", "extra": 1},
-         "bad_request"),
+        ("save_semantic", {"fact": "a", "category": "project_context", "extra": 1}, "bad_request"),
         ("save_episodic", {"context": "x"}, "bad_request"),
         ("build_context", {"max_tokens": "many"}, "bad_request"),
         ("entries", {"sector": "nope"}, "bad_request"),
@@ -155,16 +180,25 @@ def test_op_argument_errors(daemon: DaemonHandle, proj: Path) -> None:
 
 
 def test_rejected_maintenance_decision(daemon: DaemonHandle, proj: Path) -> None:
-    saved = daemon.result("save_semantic", proj, fact="Main branch is develop",
-                          category="project_context", confidence=0.9)
-    reply = daemon.request("maintenance", proj,
-                           decisions={saved["entry"]["id"]: "remove"})
+    saved = daemon.result(
+        "save_semantic",
+        proj,
+        fact="Main branch is develop",
+        category="project_context",
+        confidence=0.9,
+    )
+    reply = daemon.request("maintenance", proj, decisions={saved["entry"]["id"]: "remove"})
     assert error_code(reply) == "rejected"
 
 
 def test_status(daemon: DaemonHandle, proj: Path) -> None:
-    daemon.result("save_semantic", proj, fact="CI runs on GitHub Actions",
-                  category="project_context", confidence=0.9)
+    daemon.result(
+        "save_semantic",
+        proj,
+        fact="CI runs on GitHub Actions",
+        category="project_context",
+        confidence=0.9,
+    )
     daemon.result("build_context", proj)
     status = daemon.status()
     assert status["process"]["pid"] == daemon.proc.pid
@@ -175,8 +209,9 @@ def test_status(daemon: DaemonHandle, proj: Path) -> None:
     requests = status["requests"]
     assert requests["served"] >= 3
     assert requests["ops"]["save_semantic"]["count"] == 1
-    assert requests["ops"]["save_semantic"]["p99_ms"] >= requests["ops"]["save_semantic"][
-        "p50_ms"] > 0
+    assert (
+        requests["ops"]["save_semantic"]["p99_ms"] >= requests["ops"]["save_semantic"]["p50_ms"] > 0
+    )
     assert status["write_queue_depth"] == 0
     info = status["projects"][str(proj)]
     assert info["entries"]["semantic"] == 1
@@ -190,16 +225,26 @@ def test_status(daemon: DaemonHandle, proj: Path) -> None:
 def test_injection_setting_from_config(daemon_factory: DaemonFactory, project: Path) -> None:
     daemon = daemon_factory(config='[core]\ninjection = "all"\n')
     daemon.register(project)
-    saved = daemon.result("save_semantic", project, fact="Staging deploys happen on Fridays",
-                          category="project_context", confidence=0.9)
+    saved = daemon.result(
+        "save_semantic",
+        project,
+        fact="Staging deploys happen on Fridays",
+        category="project_context",
+        confidence=0.9,
+    )
     built = daemon.result("build_context", project, task="zzz", session_id="s1")
     # "all": every injected entry counts as referenced, relevant to the task or not.
     assert built["relevant"] == [saved["entry"]["id"]]
 
 
 def test_injection_default_is_relevant(daemon: DaemonHandle, proj: Path) -> None:
-    daemon.result("save_semantic", proj, fact="Staging deploys happen on Fridays",
-                  category="project_context", confidence=0.9)
+    daemon.result(
+        "save_semantic",
+        proj,
+        fact="Staging deploys happen on Fridays",
+        category="project_context",
+        confidence=0.9,
+    )
     built = daemon.result("build_context", proj, task="zzz", session_id="s1")
     assert built["included"] and built["relevant"] == []
 

@@ -60,8 +60,12 @@ def open_home() -> Iterator[Path]:
 
 
 def probe(argv_prefix: list[str], endpoint: str, seconds: float) -> dict[str, object]:
-    out = subprocess.run([*argv_prefix, sys.executable, "-c", PROBE, endpoint, str(seconds)],
-                         capture_output=True, timeout=60, check=True)
+    out = subprocess.run(
+        [*argv_prefix, sys.executable, "-c", PROBE, endpoint, str(seconds)],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     result: dict[str, object] = json.loads(out.stdout)
     return result
 
@@ -79,8 +83,9 @@ def test_other_uid_is_refused(daemon_factory: DaemonFactory, open_home: Path) ->
     mine = probe([], daemon.endpoint, 5.0)
     assert mine["reply"] is not None and mine["reply"]["ok"] is True  # type: ignore[index]
 
-    other = probe(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"],
-                  daemon.endpoint, 2.0)
+    other = probe(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"], daemon.endpoint, 2.0
+    )
     assert other["uid"] != 0
     assert other["reply"] is None
     assert "HANDSHAKE_FAILED_AUTH" in other["events"]  # type: ignore[operator]

@@ -36,8 +36,10 @@ def schedule_soon(daemon: DaemonHandle) -> str:
         cron, at = near_future()
         daemon.paths.config_path.write_text(config_for(cron))
         daemon.signal(signal.SIGHUP)
-        seen = wait_for(lambda at=at: _next_or_late(daemon, at),  # type: ignore[misc]
-                        message="the rescheduled job")
+        seen = wait_for(
+            lambda at=at: _next_or_late(daemon, at),  # type: ignore[misc]
+            message="the rescheduled job",
+        )
         if seen == at:
             return at
     pytest.fail("could not schedule the job in the near future")
@@ -60,25 +62,37 @@ def last_run(daemon: DaemonHandle, project: Path) -> dict[str, Any] | None:
 def with_flagged_entry(project: Path) -> None:
     MemoryStore(project).initialize("setup")
     path = project / ".maestro" / "memory" / "semantic.md"
-    path.write_text(path.read_text().replace(
-        "## Project Context\n", "## Project Context\n- [2026-01-01] [0.10] Old rule nobody "
-        "follows any more\n", 1))
+    path.write_text(
+        path.read_text().replace(
+            "## Project Context\n",
+            "## Project Context\n- [2026-01-01] [0.10] Old rule nobody follows any more\n",
+            1,
+        )
+    )
 
 
-def test_scheduled_maintenance_runs_and_is_recorded(daemon_factory: DaemonFactory,
-                                                    project: Path) -> None:
+def test_scheduled_maintenance_runs_and_is_recorded(
+    daemon_factory: DaemonFactory, project: Path
+) -> None:
     with_flagged_entry(project)
     daemon = daemon_factory(config=config_for("0 0 1 1 *"))
     daemon.register(project)
     assert daemon.status()["maintenance"]["cron"] == "0 0 1 1 *"  # read at start
     at = schedule_soon(daemon)
     assert daemon.status()["projects"][str(project)]["maintenance"]["next"] == at
-    run = wait_for(lambda: last_run(daemon, project), timeout=LEAD_SECONDS + 15,
-                   message="the scheduled maintenance")
+    run = wait_for(
+        lambda: last_run(daemon, project),
+        timeout=LEAD_SECONDS + 15,
+        message="the scheduled maintenance",
+    )
     assert run["outcome"] == "ok", run
     assert run["counts"]["remove"] + run["counts"]["archive"] == 1
-    assert "Old rule nobody follows" not in (
-        project / ".maestro" / "memory" / "semantic.md").read_text().split("## Maintenance Log")[0]
+    assert (
+        "Old rule nobody follows"
+        not in (project / ".maestro" / "memory" / "semantic.md")
+        .read_text()
+        .split("## Maintenance Log")[0]
+    )
     history = json.loads(daemon.paths.jobs_path.read_text())
     assert history["projects"][str(project)]["outcome"] == "ok"
     # After the run the one-shot schedule has no future date this year but the job remains.
@@ -94,8 +108,11 @@ def test_failing_maintenance_is_failed_in_status(daemon: DaemonHandle, project: 
     semantic.unlink()
     semantic.mkdir()  # fails as root too: a directory cannot be read as the file
     schedule_soon(daemon)
-    run = wait_for(lambda: last_run(daemon, project), timeout=LEAD_SECONDS + 15,
-                   message="the scheduled maintenance")
+    run = wait_for(
+        lambda: last_run(daemon, project),
+        timeout=LEAD_SECONDS + 15,
+        message="the scheduled maintenance",
+    )
     assert run["outcome"] == "failed"
     assert "semantic.md" in run["message"]
     assert daemon.result("ping")["pong"]
@@ -105,8 +122,11 @@ def test_history_survives_restart(daemon_factory: DaemonFactory, project: Path) 
     first = daemon_factory()
     first.register(project)
     schedule_soon(first)
-    wait_for(lambda: last_run(first, project), timeout=LEAD_SECONDS + 15,
-             message="the scheduled maintenance")
+    wait_for(
+        lambda: last_run(first, project),
+        timeout=LEAD_SECONDS + 15,
+        message="the scheduled maintenance",
+    )
     assert first.stop() == 0
     first.paths.config_path.unlink()
     second = daemon_factory()
@@ -130,13 +150,17 @@ def test_parse_cron_fields() -> None:
 def test_load_config(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     assert load_config(path).cron == "30 23 * * *"
-    path.write_text('[maintenance]\ncron = "0 22 * * *"\ntimezone = "Europe/Paris"\n'
-                    '[core]\ninjection = "all"\n')
+    path.write_text(
+        '[maintenance]\ncron = "0 22 * * *"\ntimezone = "Europe/Paris"\n[core]\ninjection = "all"\n'
+    )
     config = load_config(path)
-    assert (config.cron, config.timezone, config.injection) == ("0 22 * * *", "Europe/Paris",
-                                                                "all")
-    for bad in ('[core]\ninjection = "some"\n', '[maintenance]\ntimezone = "Mars/Base"\n',
-                "not toml at all = =", '[maintenance]\ncron = 5\n'):
+    assert (config.cron, config.timezone, config.injection) == ("0 22 * * *", "Europe/Paris", "all")
+    for bad in (
+        '[core]\ninjection = "some"\n',
+        '[maintenance]\ntimezone = "Mars/Base"\n',
+        "not toml at all = =",
+        "[maintenance]\ncron = 5\n",
+    ):
         path.write_text(bad)
         with pytest.raises(ConfigError):
             load_config(path)

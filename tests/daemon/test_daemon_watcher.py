@@ -31,12 +31,20 @@ def append_line(path: Path, line: str) -> None:
 
 def test_external_edit_shows_up_without_restart(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
-    daemon.result("save_semantic", project, fact="Always run the linter before pushing",
-                  category="quality_rule", confidence=1.0)
-    append_line(memory_dir(project) / "semantic.md",
-                "- [2026-01-05] [1.00] Never merge on a red build")
-    wait_for(lambda: "Never merge on a red build" in context_of(daemon, project),
-             message="the edit in build_context")
+    daemon.result(
+        "save_semantic",
+        project,
+        fact="Always run the linter before pushing",
+        category="quality_rule",
+        confidence=1.0,
+    )
+    append_line(
+        memory_dir(project) / "semantic.md", "- [2026-01-05] [1.00] Never merge on a red build"
+    )
+    wait_for(
+        lambda: "Never merge on a red build" in context_of(daemon, project),
+        message="the edit in build_context",
+    )
     status = daemon.status()["projects"][str(project)]
     assert status["last_external_edit"] is not None
     assert status["external_edits"] == 1
@@ -45,8 +53,13 @@ def test_external_edit_shows_up_without_restart(daemon: DaemonHandle, project: P
     assert len(external) == 1 and external[0]["files"] == ["semantic.md"]
     assert external[0]["changes"][0]["before"] is None
     # The daemon's next write builds on the edited file, not on its stale copy.
-    daemon.result("save_semantic", project, fact="Prefer small pull requests",
-                  category="user_preference", confidence=0.9)
+    daemon.result(
+        "save_semantic",
+        project,
+        fact="Prefer small pull requests",
+        category="user_preference",
+        confidence=0.9,
+    )
     texts = [e.text for e in MemoryStore(project).semantic_entries()]
     assert "Never merge on a red build" in texts and "Prefer small pull requests" in texts
 
@@ -54,43 +67,64 @@ def test_external_edit_shows_up_without_restart(daemon: DaemonHandle, project: P
 def test_direct_mode_writer_is_seen(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
     daemon.result("initialize", project, session_id="s1")
-    MemoryStore(project).save_semantic("Deploy only from the release branch", "project_context",
-                                       1.0)
-    wait_for(lambda: "release branch" in context_of(daemon, project),
-             message="the direct-mode write in the cache")
+    MemoryStore(project).save_semantic(
+        "Deploy only from the release branch", "project_context", 1.0
+    )
+    wait_for(
+        lambda: "release branch" in context_of(daemon, project),
+        message="the direct-mode write in the cache",
+    )
 
 
 def test_deleted_memory_dir_is_watched_again(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
-    daemon.result("save_semantic", project, fact="Always pin dependency versions",
-                  category="quality_rule", confidence=1.0)
+    daemon.result(
+        "save_semantic",
+        project,
+        fact="Always pin dependency versions",
+        category="quality_rule",
+        confidence=1.0,
+    )
     backup = project.parent / "backup"
     shutil.copytree(memory_dir(project), backup)
     shutil.rmtree(project / ".maestro")
-    wait_for(lambda: daemon.result("entries", project)["entries"] == [],
-             message="the deletion to empty the cache")
+    wait_for(
+        lambda: daemon.result("entries", project)["entries"] == [],
+        message="the deletion to empty the cache",
+    )
     assert daemon.status()["projects"][str(project)]["memory_dir_exists"] is False
     (project / ".maestro").mkdir()
     shutil.copytree(backup, memory_dir(project))
-    wait_for(lambda: "pin dependency versions" in context_of(daemon, project),
-             message="the restored dir to be read")
+    wait_for(
+        lambda: "pin dependency versions" in context_of(daemon, project),
+        message="the restored dir to be read",
+    )
     # ... and it is watched again: a later edit is picked up as well.
     append_line(memory_dir(project) / "semantic.md", "- [2026-01-05] [1.00] Never vendor code")
-    wait_for(lambda: "Never vendor code" in context_of(daemon, project),
-             message="an edit in the re-created dir")
+    wait_for(
+        lambda: "Never vendor code" in context_of(daemon, project),
+        message="an edit in the re-created dir",
+    )
 
 
 def test_memory_dir_created_after_registration(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
     MemoryStore(project).save_semantic("Never commit secrets", "quality_rule", 1.0)
-    wait_for(lambda: "Never commit secrets" in context_of(daemon, project),
-             message="a memory dir created by someone else")
+    wait_for(
+        lambda: "Never commit secrets" in context_of(daemon, project),
+        message="a memory dir created by someone else",
+    )
 
 
 def test_parse_problem_reported_not_fixed(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
-    daemon.result("save_semantic", project, fact="Always squash merge",
-                  category="quality_rule", confidence=1.0)
+    daemon.result(
+        "save_semantic",
+        project,
+        fact="Always squash merge",
+        category="quality_rule",
+        confidence=1.0,
+    )
     path = memory_dir(project) / "semantic.md"
     append_line(path, "- [2026-01-05] [1.7] Confidence out of range")
     edited = path.read_text()
@@ -114,8 +148,13 @@ def test_noise_is_ignored(daemon: DaemonHandle, project: Path) -> None:
     (md / ".lock").touch()
     (md / "semantic.md").read_text()
     (md / ".semantic.md.tmp-1-abcd").unlink()
-    daemon.result("save_semantic", project, fact="Prefer rebase over merge",
-                  category="user_preference", confidence=0.9)
+    daemon.result(
+        "save_semantic",
+        project,
+        fact="Prefer rebase over merge",
+        category="user_preference",
+        confidence=0.9,
+    )
     status = daemon.status()["projects"][str(project)]
     assert status["external_edits"] == 0
 
@@ -130,8 +169,9 @@ def test_event_filter() -> None:
     )
 
     assert relevant(FileModifiedEvent("/p/.maestro/memory/semantic.md"))
-    assert relevant(FileMovedEvent("/p/.maestro/memory/.semantic.md.tmp-1-ab",
-                                   "/p/.maestro/memory/semantic.md"))
+    assert relevant(
+        FileMovedEvent("/p/.maestro/memory/.semantic.md.tmp-1-ab", "/p/.maestro/memory/semantic.md")
+    )
     assert relevant(DirCreatedEvent("/p/.maestro"))
     assert not relevant(FileModifiedEvent("/p/.maestro/memory/.semantic.md.tmp-1-ab"))
     assert not relevant(FileModifiedEvent("/p/.maestro/memory/.lock"))
@@ -147,31 +187,42 @@ def test_forced_polling_still_sees_edits(daemon_factory: DaemonFactory, project:
     daemon.result("initialize", project, session_id="s1")
     assert daemon.status()["projects"][str(project)]["watcher"] == "polling"
     append_line(memory_dir(project) / "semantic.md", "- [2026-01-05] [1.00] Never skip review")
-    wait_for(lambda: "Never skip review" in context_of(daemon, project),
-             message="the edit seen by polling")
+    wait_for(
+        lambda: "Never skip review" in context_of(daemon, project),
+        message="the edit seen by polling",
+    )
 
 
 def _userns_available() -> bool:
     if shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "-U", "-r", "sh", "-c",
-                            "echo 5 > /proc/sys/user/max_inotify_watches"],
-                           capture_output=True)
+    probe = subprocess.run(
+        ["unshare", "-U", "-r", "sh", "-c", "echo 5 > /proc/sys/user/max_inotify_watches"],
+        capture_output=True,
+    )
     return probe.returncode == 0
 
 
-@pytest.mark.skipif(not _userns_available(),
-                    reason="needs a user namespace with its own inotify watch limit")
-def test_inotify_limit_falls_back_to_polling(daemon_factory: DaemonFactory,
-                                             tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not _userns_available(), reason="needs a user namespace with its own inotify watch limit"
+)
+def test_inotify_limit_falls_back_to_polling(daemon_factory: DaemonFactory, tmp_path: Path) -> None:
     # In its own user namespace the daemon gets 4 inotify watches: the first project takes
     # 3 (root, .maestro, memory), the second runs out and must poll.
     first, second = tmp_path / "a", tmp_path / "b"
     for root in (first, second):
         MemoryStore(root).initialize("setup")
-    daemon = daemon_factory(argv_prefix=[
-        "unshare", "-U", "-r", "sh", "-c",
-        'echo 4 > /proc/sys/user/max_inotify_watches && exec "$@"', "sh"])
+    daemon = daemon_factory(
+        argv_prefix=[
+            "unshare",
+            "-U",
+            "-r",
+            "sh",
+            "-c",
+            'echo 4 > /proc/sys/user/max_inotify_watches && exec "$@"',
+            "sh",
+        ]
+    )
     daemon.register(first)
     daemon.register(second)
     projects = daemon.status()["projects"]
@@ -179,8 +230,12 @@ def test_inotify_limit_falls_back_to_polling(daemon_factory: DaemonFactory,
     assert projects[str(second)]["watcher"] == "polling"
     assert "inotify limit reached" in daemon.log_text()
     for root in (first, second):
-        append_line(memory_dir(root) / "semantic.md",
-                    f"- [2026-01-05] [1.00] Never touch {root.name} on Fridays")
+        append_line(
+            memory_dir(root) / "semantic.md",
+            f"- [2026-01-05] [1.00] Never touch {root.name} on Fridays",
+        )
     for root in (first, second):
-        wait_for(lambda r=root: f"Never touch {r.name}" in context_of(daemon, r),  # type: ignore[misc]
-                 message=f"the edit in {root.name}")
+        wait_for(
+            lambda r=root: f"Never touch {r.name}" in context_of(daemon, r),  # type: ignore[misc]
+            message=f"the edit in {root.name}",
+        )

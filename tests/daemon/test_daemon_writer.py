@@ -32,13 +32,17 @@ class Harness:
         self.replies.bind("inproc://test-replies")
         self.cache = ReadCache()
         self.journal = Journal(tmp_path / "journal")
-        self.writer = Writer(self.cache, self.journal, Settings(), self.context,
-                             "inproc://test-replies")
+        self.writer = Writer(
+            self.cache, self.journal, Settings(), self.context, "inproc://test-replies"
+        )
         self.writer.attach(self.project)
 
     def save(self, fact: str) -> MemoryJob:
-        return MemoryJob(self.project, "save_semantic",
-                         {"fact": fact, "category": "project_context", "confidence": 0.9})
+        return MemoryJob(
+            self.project,
+            "save_semantic",
+            {"fact": fact, "category": "project_context", "confidence": 0.9},
+        )
 
     def run(self, jobs: list[MemoryJob]) -> list[Outcome]:
         futures = [self.writer.submit_future(job) for job in jobs]
@@ -64,8 +68,12 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
 
 
 def test_queued_writes_share_one_transaction(harness: Harness) -> None:
-    facts = ["Deploys use blue green switching", "Backups run nightly at two",
-             "Staging mirrors production data weekly", "Feature flags live in LaunchDarkly"]
+    facts = [
+        "Deploys use blue green switching",
+        "Backups run nightly at two",
+        "Staging mirrors production data weekly",
+        "Feature flags live in LaunchDarkly",
+    ]
     outcomes = harness.run([harness.save(f) for f in facts])
     assert all(o.ok for o in outcomes)
     assert harness.writer.stats["transactions"] == 1 and harness.writer.stats["commits"] == 1
@@ -78,8 +86,9 @@ def test_queued_writes_share_one_transaction(harness: Harness) -> None:
 
 def test_a_bad_request_fails_alone(harness: Harness) -> None:
     bad = MemoryJob(harness.project, "save_semantic", {"fact": "x", "category": "nonsense"})
-    outcomes = harness.run([harness.save("Logs ship to Loki"), bad,
-                            harness.save("Alerts page the on call engineer")])
+    outcomes = harness.run(
+        [harness.save("Logs ship to Loki"), bad, harness.save("Alerts page the on call engineer")]
+    )
     assert [o.ok for o in outcomes] == [True, False, True]
     assert outcomes[1].code == "bad_request"
     assert len(harness.on_disk()) == 2
@@ -90,24 +99,27 @@ def test_crashing_request_is_internal_and_the_rest_applied_once(harness: Harness
         memory.save_semantic("Half applied and then crashed", "project_context", 0.9)
         raise RuntimeError("bug in a handler")
 
-    jobs = [harness.save("Tokens expire after fifteen minutes"),
-            MemoryJob(harness.project, "crash", apply=crash),
-            harness.save("Sessions are stored in Redis")]
+    jobs = [
+        harness.save("Tokens expire after fifteen minutes"),
+        MemoryJob(harness.project, "crash", apply=crash),
+        harness.save("Sessions are stored in Redis"),
+    ]
     outcomes = harness.run(jobs)
     assert [o.ok for o in outcomes] == [True, False, True]
     assert outcomes[1].code == "internal"
     # The batch was re-applied to a fresh parse: the crash left nothing, nothing doubled.
-    assert sorted(harness.on_disk()) == ["Sessions are stored in Redis",
-                                         "Tokens expire after fifteen minutes"]
+    assert sorted(harness.on_disk()) == [
+        "Sessions are stored in Redis",
+        "Tokens expire after fifteen minutes",
+    ]
     first_id = outcomes[0].result["entry"]["id"]  # type: ignore[index]
     assert first_id in {e.id for e in MemoryStore(harness.project).semantic_entries()}
 
 
-def test_failed_commit_fails_the_batch_and_keeps_the_files(harness: Harness,
-                                                           monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
-    MemoryStore(harness.project).save_semantic("Existing fact stays put", "project_context",
-                                               0.9)
+def test_failed_commit_fails_the_batch_and_keeps_the_files(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    MemoryStore(harness.project).save_semantic("Existing fact stays put", "project_context", 0.9)
     harness.writer.check(harness.project)
     before = (harness.project / ".maestro/memory/semantic.md").read_bytes()
 
@@ -119,8 +131,7 @@ def test_failed_commit_fails_the_batch_and_keeps_the_files(harness: Harness,
     assert all(not o.ok and o.code == "internal" for o in outcomes)
     assert all("intact" in o.message for o in outcomes)
     assert (harness.project / ".maestro/memory/semantic.md").read_bytes() == before
-    assert not [p for p in (harness.project / ".maestro/memory").iterdir()
-                if ".tmp-" in p.name]
+    assert not [p for p in (harness.project / ".maestro/memory").iterdir() if ".tmp-" in p.name]
     view = harness.cache.view(harness.project)
     assert [e.text for e in view.semantic] == ["Existing fact stays put"]
     assert harness.writer.stats["failed_commits"] == 1

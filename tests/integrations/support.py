@@ -23,8 +23,9 @@ def maestroctl_cmd() -> tuple[str, ...]:
     beside = Path(sys.executable).parent / "maestroctl"
     program = str(beside) if beside.exists() else shutil.which("maestroctl")
     if program:
-        probe = subprocess.run([program, "merge-driver", "--help"], capture_output=True,
-                               stdin=subprocess.DEVNULL)
+        probe = subprocess.run(
+            [program, "merge-driver", "--help"], capture_output=True, stdin=subprocess.DEVNULL
+        )
         if probe.returncode == 0:
             return (program,)
     return tuple(MODULE_CMD)
@@ -38,12 +39,23 @@ def driver_program_args() -> list[str]:
     return []
 
 
-def run_cli(args: Sequence[str], *, cwd: Path | None = None, input: bytes | None = None,
-            env: dict[str, str] | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*maestroctl_cmd(), *args], cwd=cwd, input=input,
-                          capture_output=True, env=env, timeout=timeout,
-                          stdin=None if input is not None else subprocess.DEVNULL)
+def run_cli(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [*maestroctl_cmd(), *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
 
 
 @dataclass
@@ -51,11 +63,13 @@ class Repo:
     root: Path
 
     def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            ["git", *args], cwd=self.root, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
         if check and proc.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n"
-                                 f"{proc.stdout}\n{proc.stderr}")
+            raise AssertionError(
+                f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
         return proc
 
     def commit_all(self, message: str) -> None:

@@ -23,8 +23,11 @@ from .support import run_cli
 BOUND = 1.5  # seconds: the hook's functional time limit
 
 
-def hook(event: str, payload: object, env: dict[str, str] | None = None,
-         ) -> tuple[subprocess.CompletedProcess[bytes], float]:
+def hook(
+    event: str,
+    payload: object,
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[bytes], float]:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     started = time.monotonic()
     proc = run_cli(["hook", "claude", event], input=data, env=env)
@@ -46,10 +49,16 @@ def hook_log(home: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def start_payload(project: Path, source: str = "startup", session: str = "sess-1",
-                  cwd: Path | None = None) -> dict[str, Any]:
-    return {"session_id": session, "transcript_path": str(project / "t.jsonl"),
-            "cwd": str(cwd or project), "hook_event_name": "SessionStart", "source": source}
+def start_payload(
+    project: Path, source: str = "startup", session: str = "sess-1", cwd: Path | None = None
+) -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "transcript_path": str(project / "t.jsonl"),
+        "cwd": str(cwd or project),
+        "hook_event_name": "SessionStart",
+        "source": source,
+    }
 
 
 @pytest.fixture
@@ -77,12 +86,12 @@ def test_session_start_injects_fenced_context(maestro_home: Path, memory_project
     assert elapsed < BOUND
 
 
-def test_compaction_reinjects_without_decaying_again(maestro_home: Path,
-                                                     memory_project: Path) -> None:
+def test_compaction_reinjects_without_decaying_again(
+    maestro_home: Path, memory_project: Path
+) -> None:
     first, _ = hook("session-start", start_payload(memory_project, "startup"))
     again, _ = hook("session-start", start_payload(memory_project, "compact"))
-    assert claude_reads(again.stdout, "SessionStart") == claude_reads(first.stdout,
-                                                                      "SessionStart")
+    assert claude_reads(again.stdout, "SessionStart") == claude_reads(first.stdout, "SessionStart")
     assert [e.salience for e in MemoryStore(memory_project).episodic_entries()] == [0.8]
 
 
@@ -107,8 +116,12 @@ def test_context_never_exceeds_the_budget(maestro_home: Path, project: Path) -> 
 
 def test_user_prompt_remembers_what_it_saved(maestro_home: Path, project: Path) -> None:
     (project / ".maestro").mkdir()  # a project with no memory yet
-    payload = {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
-               "prompt": "From now on, use pnpm instead of npm in this repo."}
+    payload = {
+        "session_id": "sess-1",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "From now on, use pnpm instead of npm in this repo.",
+    }
     proc, elapsed = hook("user-prompt", payload)
     assert proc.returncode == 0, proc.stderr
     line = claude_reads(proc.stdout, "UserPromptSubmit")
@@ -129,8 +142,12 @@ def test_session_end_runs_maintenance(maestro_home: Path, project: Path) -> None
     s.initialize("b")  # 0.30 -> 0.20 -> ... -> below 0.2 after the third
     s.initialize("c")
     assert any(e.state == "flagged" for e in s.semantic_entries())
-    payload = {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "SessionEnd",
-               "reason": "prompt_input_exit"}
+    payload = {
+        "session_id": "sess-1",
+        "cwd": str(project),
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
+    }
     proc, elapsed = hook("session-end", payload)
     assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
     assert [e.text for e in s.semantic_entries()] == ["Never commit secrets"]
@@ -143,8 +160,14 @@ def test_hooks_go_through_a_running_daemon(daemon: Any, memory_project: Path) ->
     proc, elapsed = hook("session-start", start_payload(memory_project))
     assert "Always run the tests" in claude_reads(proc.stdout, "SessionStart")
     assert elapsed < BOUND
-    proc, elapsed = hook("user-prompt", {"session_id": "sess-1", "cwd": str(memory_project),
-                                         "prompt": "Never use default exports."})
+    proc, elapsed = hook(
+        "user-prompt",
+        {
+            "session_id": "sess-1",
+            "cwd": str(memory_project),
+            "prompt": "Never use default exports.",
+        },
+    )
     assert claude_reads(proc.stdout, "UserPromptSubmit").startswith("Remembered: ")
     texts = [e["text"] for e in daemon.result("entries", memory_project)["entries"]]
     assert any("default exports" in t for t in texts)  # the daemon's view has it
@@ -171,8 +194,9 @@ def test_no_project(maestro_home: Path, tmp_path: Path) -> None:
     lonely = tmp_path / "no-memory-here"
     lonely.mkdir()
     for event in ("session-start", "user-prompt", "session-end"):
-        proc, elapsed = hook(event, {"session_id": "s", "cwd": str(lonely),
-                                     "prompt": "always use tabs"})
+        proc, elapsed = hook(
+            event, {"session_id": "s", "cwd": str(lonely), "prompt": "always use tabs"}
+        )
         assert_silent(proc, elapsed)
     assert "no .maestro/ at or above" in hook_log(maestro_home)
     assert not (lonely / ".maestro").exists()
@@ -209,8 +233,9 @@ def hung_daemon(maestro_home: Path) -> Iterator[zmq.Socket[Any]]:
         os.close(lock)
 
 
-def test_hung_daemon_user_prompt(maestro_home: Path, memory_project: Path,
-                                 hung_daemon: zmq.Socket[Any]) -> None:
+def test_hung_daemon_user_prompt(
+    maestro_home: Path, memory_project: Path, hung_daemon: zmq.Socket[Any]
+) -> None:
     payload = {"session_id": "s", "cwd": str(memory_project), "prompt": "always use tabs"}
     proc, elapsed = hook("user-prompt", payload)
     assert_silent(proc, elapsed)
@@ -221,7 +246,8 @@ def test_hung_daemon_user_prompt(maestro_home: Path, memory_project: Path,
 
 
 def test_hung_daemon_session_start_falls_back_to_the_files(
-        maestro_home: Path, memory_project: Path, hung_daemon: zmq.Socket[Any]) -> None:
+    maestro_home: Path, memory_project: Path, hung_daemon: zmq.Socket[Any]
+) -> None:
     proc, elapsed = hook("session-start", start_payload(memory_project))
     assert proc.returncode == 0 and elapsed < BOUND, elapsed
     assert "Always run the tests" in claude_reads(proc.stdout, "SessionStart")
@@ -229,7 +255,8 @@ def test_hung_daemon_session_start_falls_back_to_the_files(
 
 
 def test_everything_hung_gives_up_within_the_bound(
-        maestro_home: Path, memory_project: Path, hung_daemon: zmq.Socket[Any]) -> None:
+    maestro_home: Path, memory_project: Path, hung_daemon: zmq.Socket[Any]
+) -> None:
     # The project's own lock is held too: direct mode would wait for it forever.
     lock_path = memory_project / ".maestro" / "memory" / ".lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)

@@ -20,8 +20,10 @@ OTHER_SETTINGS: dict[str, Any] = {
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-guard check"}]},
         ],
         "SessionStart": [
-            {"matcher": "startup", "hooks": [{"type": "command", "command": "load-env.sh",
-                                              "timeout": 5}]},
+            {
+                "matcher": "startup",
+                "hooks": [{"type": "command", "command": "load-env.sh", "timeout": 5}],
+            },
         ],
         "UserPromptSubmit": [
             {"hooks": [{"type": "command", "command": "prompt-logger --quiet"}]},
@@ -132,9 +134,21 @@ def test_user_scope_writes_the_home_settings(project: Path, env_home: dict[str, 
 def test_a_moved_maestroctl_is_updated_in_place(project: Path) -> None:
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()
-    stale = {"hooks": {"SessionStart": [{"hooks": [
-        {"type": "command", "command": "/old/venv/bin/maestroctl hook claude session-start",
-         "timeout": 10}]}]}}
+    stale = {
+        "hooks": {
+            "SessionStart": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/old/venv/bin/maestroctl hook claude session-start",
+                            "timeout": 10,
+                        }
+                    ]
+                }
+            ]
+        }
+    }
     path.write_text(json.dumps(stale, indent=2) + "\n")
     integrate(project)
     ours = ours_in(json.loads(path.read_text()))

@@ -26,8 +26,9 @@ from .support import maestroctl_cmd
 TOOLS = {"get_context", "remember", "note", "search", "reinforce"}
 
 
-def in_session(project: Path, body: Callable[[McpClient], Awaitable[None]],
-               client: Client | None = None) -> None:
+def in_session(
+    project: Path, body: Callable[[McpClient], Awaitable[None]], client: Client | None = None
+) -> None:
     async def main() -> None:
         with client or Client(project) as memory:
             server = build_server(project, memory, session_id="mcp-test")
@@ -49,8 +50,9 @@ def text_of(result: Any) -> str:
 
 
 def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> None:
-    MemoryStore(project).save_semantic("Prefers Sonnet for execution tasks", "user_preference",
-                                       0.95)
+    MemoryStore(project).save_semantic(
+        "Prefers Sonnet for execution tasks", "user_preference", 0.95
+    )
 
     async def body(session: McpClient) -> None:
         listed = await session.list_tools()
@@ -60,16 +62,26 @@ def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> Non
         assert set(remember_schema["required"]) == {"fact", "category"}
         assert "quality_rule" in json.dumps(remember_schema["properties"]["category"])
 
-        saved = structured(await session.call_tool("remember", {
-            "fact": "Always run the tests before committing", "category": "quality_rule",
-            "confidence": 1.0}))
+        saved = structured(
+            await session.call_tool(
+                "remember",
+                {
+                    "fact": "Always run the tests before committing",
+                    "category": "quality_rule",
+                    "confidence": 1.0,
+                },
+            )
+        )
         assert saved["action"] == "added" and saved["entry"]["confidence"] == 1.0
         entry_id = saved["entry"]["id"]
 
         noted = structured(await session.call_tool("note", {"context": "Refactored the router"}))
         assert noted["entry"]["session_id"] == "mcp-test"
-        noted = structured(await session.call_tool("note", {"context": "Paired on auth",
-                                                            "session_id": "claude-42"}))
+        noted = structured(
+            await session.call_tool(
+                "note", {"context": "Paired on auth", "session_id": "claude-42"}
+            )
+        )
         assert noted["entry"]["session_id"] == "claude-42"
 
         context = text_of(await session.call_tool("get_context", {"task": "commit the tests"}))
@@ -80,10 +92,13 @@ def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> Non
         found = structured(await session.call_tool("search", {"query": "tests"}))
         assert [r["id"] for r in found["results"]] == [entry_id]
         assert structured(await session.call_tool("search", {"query": "kubernetes"})) == {
-            "query": "kubernetes", "results": []}
+            "query": "kubernetes",
+            "results": [],
+        }
 
-        reinforced = structured(await session.call_tool("reinforce", {"entry_id": entry_id,
-                                                                      "confirmed": True}))
+        reinforced = structured(
+            await session.call_tool("reinforce", {"entry_id": entry_id, "confirmed": True})
+        )
         assert reinforced["entry"]["id"] == entry_id
 
         failed = await session.call_tool("reinforce", {"entry_id": "s-00000000"})
@@ -101,8 +116,12 @@ def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> Non
         episodic = await session.read_resource("memory://episodic")
         assert "Paired on auth" in episodic.contents[0].text  # type: ignore[union-attr]
         archive = await session.read_resource("memory://archive")
-        assert archive.contents[0].text == (  # type: ignore[union-attr]
-            project / ".maestro" / "memory" / "archive.md").read_text()
+        assert (
+            archive.contents[0].text
+            == (  # type: ignore[union-attr]
+                project / ".maestro" / "memory" / "archive.md"
+            ).read_text()
+        )
 
     in_session(project, body)
     texts = [e.text for e in MemoryStore(project).semantic_entries()]
@@ -126,8 +145,11 @@ def test_through_the_daemon(daemon: Any, project: Path) -> None:
     memory = Client(project)
 
     async def body(session: McpClient) -> None:
-        structured(await session.call_tool("remember", {"fact": "Never use default exports",
-                                                        "category": "quality_rule"}))
+        structured(
+            await session.call_tool(
+                "remember", {"fact": "Never use default exports", "category": "quality_rule"}
+            )
+        )
 
     in_session(project, body, client=memory)
     assert memory.last_via == "daemon"
@@ -138,20 +160,27 @@ def test_through_the_daemon(daemon: Any, project: Path) -> None:
 def test_maestroctl_mcp_over_stdio(maestro_home: Path, project: Path) -> None:
     (project / ".maestro").mkdir()
     cmd = maestroctl_cmd()
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "mcp"], cwd=project,
-                                   env={"MAESTRO_HOME": str(maestro_home),
-                                        "PYTHONPATH": os.pathsep.join(sys.path)})
+    params = StdioServerParameters(
+        command=cmd[0],
+        args=[*cmd[1:], "mcp"],
+        cwd=project,
+        env={"MAESTRO_HOME": str(maestro_home), "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
 
     async def main() -> None:
         async with McpClient(params) as session:
             assert {t.name for t in (await session.list_tools()).tools} == TOOLS
-            saved = structured(await session.call_tool("remember", {
-                "fact": "CI runs on GitHub Actions", "category": "project_context"}))
+            saved = structured(
+                await session.call_tool(
+                    "remember", {"fact": "CI runs on GitHub Actions", "category": "project_context"}
+                )
+            )
             assert saved["action"] == "added"
 
     anyio.run(main)
     assert [e.text for e in MemoryStore(project).semantic_entries()] == [
-        "CI runs on GitHub Actions"]
+        "CI runs on GitHub Actions"
+    ]
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,8 @@ def test_without_the_sdk_it_says_how_to_install(tmp_path: Path, project: Path) -
     blocker = tmp_path / "blocker" / "mcp"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text(
-        'raise ImportError("No module named \'mcp\' (blocked by the test)", name="mcp")\n')
+        'raise ImportError("No module named \'mcp\' (blocked by the test)", name="mcp")\n'
+    )
     env = dict(os.environ, PYTHONPATH=str(blocker.parent))
     proc = run_cli(["mcp"], cwd=project, env=env)
     assert proc.returncode == 1

@@ -30,8 +30,15 @@ A person's note about this file: keep it short.
 
 
 def run(base: str, ours: str, theirs: str, kind: str = "semantic", **kw: object) -> MergeResult:
-    return merge(kind, base, ours, theirs, line_merge=git_merge_file, today=TODAY,  # type: ignore[arg-type]
-                 **kw)  # type: ignore[arg-type]
+    return merge(
+        kind,
+        base,
+        ours,
+        theirs,
+        line_merge=git_merge_file,
+        today=TODAY,  # type: ignore[arg-type]
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def add_after(text: str, anchor: str, line: str) -> str:
@@ -60,8 +67,11 @@ def test_a_change_on_one_side_is_taken_exactly() -> None:
 
 def test_additions_on_both_sides_are_kept_ours_first() -> None:
     anchor = "<!-- mm:id=s-00000003 o=1.00 u=0 -->\n"
-    ours = add_after(BASE, anchor, "- [2026-01-02] [1.00] Never use default exports "
-                                   "<!-- mm:id=s-0000000a o=1.00 u=0 -->\n")
+    ours = add_after(
+        BASE,
+        anchor,
+        "- [2026-01-02] [1.00] Never use default exports <!-- mm:id=s-0000000a o=1.00 u=0 -->\n",
+    )
     theirs = add_after(BASE, anchor, "- Test files end in .test.ts\n")
     result = run(BASE, ours, theirs)
     assert not result.conflicted and result.notes == []
@@ -86,14 +96,16 @@ def test_a_deletion_is_honoured_even_if_the_other_side_changed_the_entry() -> No
 
 
 def test_changed_on_both_sides_later_date_then_higher_confidence() -> None:
-    ours = BASE.replace("- [2026-01-01] [0.70] Rate limiting: 10 req/min",
-                        "- [2026-01-05] [0.60] Rate limiting: 20 req/min")
-    theirs = BASE.replace("- [2026-01-01] [0.70] Rate limiting: 10 req/min",
-                          "- [2026-01-03] [0.90] Rate limiting: 30 req/min")
-    assert entries(run(BASE, ours, theirs).text)["s-00000002"] == ("Rate limiting: 20 req/min",
-                                                                   0.6)
-    assert entries(run(BASE, theirs, ours).text)["s-00000002"] == ("Rate limiting: 20 req/min",
-                                                                   0.6)
+    ours = BASE.replace(
+        "- [2026-01-01] [0.70] Rate limiting: 10 req/min",
+        "- [2026-01-05] [0.60] Rate limiting: 20 req/min",
+    )
+    theirs = BASE.replace(
+        "- [2026-01-01] [0.70] Rate limiting: 10 req/min",
+        "- [2026-01-03] [0.90] Rate limiting: 30 req/min",
+    )
+    assert entries(run(BASE, ours, theirs).text)["s-00000002"] == ("Rate limiting: 20 req/min", 0.6)
+    assert entries(run(BASE, theirs, ours).text)["s-00000002"] == ("Rate limiting: 20 req/min", 0.6)
     ours = BASE.replace("[0.90] Prefers terse", "[0.85] Prefers terse")
     theirs = BASE.replace("[0.90] Prefers terse", "[1.00] Prefers terse")
     assert entries(run(BASE, ours, theirs).text)["s-00000001"][1] == 1.0
@@ -110,10 +122,13 @@ def test_the_same_id_added_on_both_sides_is_kept_once() -> None:
 
 def test_a_section_both_sides_created_is_not_a_conflict() -> None:
     base = BASE.replace("## Project Context\n\n", "")
-    ours = base.replace("## Maintenance Log", "## Project Context\n- Main branch is develop\n\n"
-                                              "## Maintenance Log")
-    theirs = base.replace("## Maintenance Log", "## Project Context\n- CI runs on GitHub "
-                                                "Actions\n\n## Maintenance Log")
+    ours = base.replace(
+        "## Maintenance Log", "## Project Context\n- Main branch is develop\n\n## Maintenance Log"
+    )
+    theirs = base.replace(
+        "## Maintenance Log",
+        "## Project Context\n- CI runs on GitHub Actions\n\n## Maintenance Log",
+    )
     result = run(base, ours, theirs)
     assert not result.conflicted, result.text
     assert result.text.count("## Project Context") == 1
@@ -124,8 +139,11 @@ def test_a_section_both_sides_created_is_not_a_conflict() -> None:
 def test_contradiction_between_additions() -> None:
     anchor = "<!-- mm:id=s-00000002 o=0.70 u=0 -->\n"
     ours = add_after(BASE, anchor, "- [2026-01-02] [1.00] JWT with 15min expiry\n")
-    theirs = add_after(BASE, anchor, "- [2026-01-03] [0.90] JWT with 30min expiry "
-                                     "<!-- mm:id=s-0000000c o=0.90 u=0 -->\n")
+    theirs = add_after(
+        BASE,
+        anchor,
+        "- [2026-01-03] [0.90] JWT with 30min expiry <!-- mm:id=s-0000000c o=0.90 u=0 -->\n",
+    )
     result = run(BASE, ours, theirs)
     doc = parse("semantic", result.text)
     by_text = {e.text: e for e in doc.entries()}
@@ -136,7 +154,8 @@ def test_contradiction_between_additions() -> None:
     assert loser.id in loser.lines[0]  # a hand entry gets its id written when re-rendered
     assert doc.log_lines()[-1] == (
         f'- [{TODAY}] Contradicted (merge): "JWT with 15min expiry" (by "JWT with 30min '
-        'expiry": changed value: 15min -> 30min)')
+        'expiry": changed value: 15min -> 30min)'
+    )
     assert result.notes == [doc.log_lines()[-1]]
 
 
@@ -151,12 +170,14 @@ def test_duplicates_across_branches_keep_the_more_confident() -> None:
 
 
 def test_logs_are_united_sorted_and_deletions_honoured() -> None:
-    base = BASE.replace('- [2026-01-01] Removed: "old" (confidence decayed to 0.15)\n',
-                        '- [2026-01-01] Removed: "old" (confidence decayed to 0.15)\n'
-                        "- [2026-01-02] Archived: \"gone\" (salience 0.08)\n")
-    ours = base.replace("- [2026-01-02] Archived: \"gone\" (salience 0.08)\n", "")
-    ours += "- [2026-01-07] Removed: \"ours\" (x)\n  continued note without a date\n"
-    theirs = base + "- [2026-01-04] Reinforced: \"theirs\" (y)\n"
+    base = BASE.replace(
+        '- [2026-01-01] Removed: "old" (confidence decayed to 0.15)\n',
+        '- [2026-01-01] Removed: "old" (confidence decayed to 0.15)\n'
+        '- [2026-01-02] Archived: "gone" (salience 0.08)\n',
+    )
+    ours = base.replace('- [2026-01-02] Archived: "gone" (salience 0.08)\n', "")
+    ours += '- [2026-01-07] Removed: "ours" (x)\n  continued note without a date\n'
+    theirs = base + '- [2026-01-04] Reinforced: "theirs" (y)\n'
     log = parse("semantic", run(base, ours, theirs).text).log_lines()
     assert log == [
         '- [2026-01-01] Removed: "old" (confidence decayed to 0.15)',
@@ -181,8 +202,10 @@ def test_a_true_conflict_keeps_markers_and_the_entries_outside_them() -> None:
     theirs = add_after(theirs, "## Project Context\n", "- CI runs on GitHub Actions\n")
     result = run(BASE, ours, theirs)
     assert result.conflicted
-    assert ("<<<<<<< ours\nA person's note about this file: keep it very short.\n=======\n"
-            "A person's note about this file: keep it brief.\n>>>>>>> theirs\n") in result.text
+    assert (
+        "<<<<<<< ours\nA person's note about this file: keep it very short.\n=======\n"
+        "A person's note about this file: keep it brief.\n>>>>>>> theirs\n"
+    ) in result.text
     assert result.text.count("- Main branch is develop") == 1
     assert result.text.count("- CI runs on GitHub Actions") == 1
 
@@ -207,16 +230,20 @@ Base entry.
 
 
 def episode(n: int, salience: str, date: str) -> str:
-    return (f"### [salience: {salience}] [confidence: 0.90] [{date}] [s] "
-            f"<!-- mm:id=e-{n:08x} o=0.9 -->\nEntry number {n}.\n\n")
+    return (
+        f"### [salience: {salience}] [confidence: 0.90] [{date}] [s] "
+        f"<!-- mm:id=e-{n:08x} o=0.9 -->\nEntry number {n}.\n\n"
+    )
 
 
 def test_episodic_cap_removes_lowest_salience_then_oldest() -> None:
     anchor = "## Entries\n\n"
-    ours = add_after(EPISODIC, anchor, episode(16, "0.8", "2026-01-03")
-                     + episode(17, "0.5", "2026-01-04"))
-    theirs = add_after(EPISODIC, anchor, episode(32, "0.5", "2026-01-02")
-                       + episode(33, "1.0", "2026-01-05"))
+    ours = add_after(
+        EPISODIC, anchor, episode(16, "0.8", "2026-01-03") + episode(17, "0.5", "2026-01-04")
+    )
+    theirs = add_after(
+        EPISODIC, anchor, episode(32, "0.5", "2026-01-02") + episode(33, "1.0", "2026-01-05")
+    )
     result = run(EPISODIC, ours, theirs, kind="episodic", episodic_cap=3)
     doc = parse("episodic", result.text)
     assert doc.problems == []
@@ -237,7 +264,10 @@ def test_episodic_additions_on_both_sides_at_the_top() -> None:
     result = run(EPISODIC, ours, theirs, kind="episodic")
     assert not result.conflicted
     assert [e.text for e in parse("episodic", result.text).entries()] == [
-        "Entry number 16.", "Entry number 32.", "Base entry."]
+        "Entry number 16.",
+        "Entry number 32.",
+        "Base entry.",
+    ]
 
 
 def test_detect_kind() -> None:

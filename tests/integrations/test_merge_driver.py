@@ -29,8 +29,11 @@ def merge(repo: Repo, branch: str) -> tuple[int, str]:
 
 def assert_clean_memory(repo: Repo) -> None:
     """Every memory file parses without problems; no id and no rule appears twice."""
-    for name, kind in (("semantic.md", "semantic"), ("episodic.md", "episodic"),
-                       ("archive.md", "archive")):
+    for name, kind in (
+        ("semantic.md", "semantic"),
+        ("episodic.md", "episodic"),
+        ("archive.md", "archive"),
+    ):
         path = repo.memory_dir / name
         if not path.exists():
             continue
@@ -57,15 +60,16 @@ def semantic(repo: Repo) -> dict[str, tuple[float, str]]:
     return {e.text: (e.confidence, e.category or "") for e in doc.entries()}
 
 
-def saving(repo: Repo, day: str, fact: str, category: str,
-           confidence: float) -> Callable[[], None]:
+def saving(repo: Repo, day: str, fact: str, category: str, confidence: float) -> Callable[[], None]:
     def work() -> None:
         store(repo, day).save_semantic(fact, category, confidence)
+
     return work
 
 
-def on_branch(repo: Repo, branch: str, work: Callable[[], None], message: str,
-              create: bool = False) -> None:
+def on_branch(
+    repo: Repo, branch: str, work: Callable[[], None], message: str, create: bool = False
+) -> None:
     repo.git("checkout", "-q", *(["-b"] if create else []), branch)
     work()
     repo.commit_all(message)
@@ -142,8 +146,11 @@ def test_both_sides_add_entries(repo: Repo) -> None:
     }
     assert facts["Test files must follow *.test.ts naming"] == (1.0, "quality_rule")
     texts = [e.text for e in parse("episodic", repo.read("episodic.md")).entries()]
-    assert sorted(texts) == ["Fixed the rate limiter", "Set up the repository layout",
-                             "Wrote the login form"]
+    assert sorted(texts) == [
+        "Fixed the rate limiter",
+        "Set up the repository layout",
+        "Wrote the login form",
+    ]
     # The merged memory is usable by the core as it is.
     merged = store(repo, "2026-01-04").read()
     assert merged.problems() == {}
@@ -183,8 +190,9 @@ def test_one_side_decays_while_the_other_adds(repo: Repo) -> None:
 def test_both_sides_change_the_same_entry(repo: Repo) -> None:
     base = store(repo, "2026-01-01")
     kept = base.save_semantic("Likes terse commit messages", "user_preference", 0.7)
-    dated = base.save_semantic("Rate limiting: 10 req/min on public endpoints",
-                               "architecture_decision", 0.7)
+    dated = base.save_semantic(
+        "Rate limiting: 10 req/min on public endpoints", "architecture_decision", 0.7
+    )
     repo.commit_all("base memory")
     assert kept.entry is not None and dated.entry is not None
     kept_id, dated_id = kept.entry.id, dated.entry.id
@@ -194,8 +202,12 @@ def test_both_sides_change_the_same_entry(repo: Repo) -> None:
         # A person edits the visible text and date of one entry; its id rides along.
         path = repo.memory_dir / "semantic.md"
         text = path.read_text()
-        path.write_text(text.replace("- [2026-01-01] [0.65] Rate limiting: 10 req/min",
-                                     "- [2026-01-09] [0.65] Rate limiting: 20 req/min"))
+        path.write_text(
+            text.replace(
+                "- [2026-01-01] [0.65] Rate limiting: 10 req/min",
+                "- [2026-01-09] [0.65] Rate limiting: 20 req/min",
+            )
+        )
 
     def ours() -> None:
         s = store(repo, "2026-01-03")
@@ -216,13 +228,23 @@ def test_both_sides_change_the_same_entry(repo: Repo) -> None:
 
 
 def test_contradiction_across_branches(repo: Repo) -> None:
-    store(repo, "2026-01-01").save_semantic("Supabase Auth chosen over Auth0",
-                                            "architecture_decision", 0.9)
+    store(repo, "2026-01-01").save_semantic(
+        "Supabase Auth chosen over Auth0", "architecture_decision", 0.9
+    )
     repo.commit_all("base memory")
-    on_branch(repo, "feature", saving(repo, "2026-01-03", "JWT with 30min expiry",
-                                      "architecture_decision", 0.9), "30min", create=True)
-    on_branch(repo, "main", saving(repo, "2026-01-02", "JWT with 15min expiry",
-                                   "architecture_decision", 1.0), "15min")
+    on_branch(
+        repo,
+        "feature",
+        saving(repo, "2026-01-03", "JWT with 30min expiry", "architecture_decision", 0.9),
+        "30min",
+        create=True,
+    )
+    on_branch(
+        repo,
+        "main",
+        saving(repo, "2026-01-02", "JWT with 15min expiry", "architecture_decision", 1.0),
+        "15min",
+    )
 
     code, output = merge(repo, "feature")
     assert code == 0, output
@@ -231,8 +253,12 @@ def test_contradiction_across_branches(repo: Repo) -> None:
     assert facts["JWT with 30min expiry"][0] == 0.9  # the later statement wins
     assert facts["JWT with 15min expiry"][0] == 0.0  # the loser: contradicted
     log = log_lines(repo)
-    assert any(line.startswith("- [") and 'Contradicted (merge): "JWT with 15min expiry"' in line
-               and 'by "JWT with 30min expiry"' in line for line in log), log
+    assert any(
+        line.startswith("- [")
+        and 'Contradicted (merge): "JWT with 15min expiry"' in line
+        and 'by "JWT with 30min expiry"' in line
+        for line in log
+    ), log
     # The core's next maintenance archives the contradicted entry.
     s = store(repo, "2026-01-04")
     report = s.memory_maintenance()
@@ -242,31 +268,59 @@ def test_contradiction_across_branches(repo: Repo) -> None:
 
 
 def test_the_same_rule_learned_on_both_branches_is_kept_once(repo: Repo) -> None:
-    store(repo, "2026-01-01").save_semantic("Prefers Sonnet for execution", "user_preference",
-                                            0.9)
+    store(repo, "2026-01-01").save_semantic("Prefers Sonnet for execution", "user_preference", 0.9)
     repo.commit_all("base memory")
-    on_branch(repo, "feature", saving(repo, "2026-01-02", "Always run the tests before "
-                                      "committing", "quality_rule", 0.9), "feature", create=True)
-    on_branch(repo, "main", saving(repo, "2026-01-02", "always run tests before committing",
-                                   "quality_rule", 1.0), "main")
+    on_branch(
+        repo,
+        "feature",
+        saving(repo, "2026-01-02", "Always run the tests before committing", "quality_rule", 0.9),
+        "feature",
+        create=True,
+    )
+    on_branch(
+        repo,
+        "main",
+        saving(repo, "2026-01-02", "always run tests before committing", "quality_rule", 1.0),
+        "main",
+    )
     code, output = merge(repo, "feature")
     assert code == 0, output
     assert_clean_memory(repo)
     rules = [t for t, (_, cat) in semantic(repo).items() if cat == "quality_rule"]
     assert rules == ["always run tests before committing"]  # the more confident one
-    assert any("Merged:" in line and "added on both branches" in line
-               for line in log_lines(repo))
+    assert any("Merged:" in line and "added on both branches" in line for line in log_lines(repo))
 
 
 def test_replacement_on_both_branches_merges_the_archive(repo: Repo) -> None:
-    store(repo, "2026-01-01").save_semantic("Rate limiting: 10 req/min on public endpoints",
-                                            "architecture_decision", 0.7)
+    store(repo, "2026-01-01").save_semantic(
+        "Rate limiting: 10 req/min on public endpoints", "architecture_decision", 0.7
+    )
     repo.commit_all("base memory")
-    on_branch(repo, "feature", saving(repo, "2026-01-03", "Rate limiting: 30 req/min on public "
-                                      "endpoints", "architecture_decision", 0.9), "feature",
-              create=True)
-    on_branch(repo, "main", saving(repo, "2026-01-02", "Rate limiting: 20 req/min on public "
-                                   "endpoints", "architecture_decision", 0.9), "main")
+    on_branch(
+        repo,
+        "feature",
+        saving(
+            repo,
+            "2026-01-03",
+            "Rate limiting: 30 req/min on public endpoints",
+            "architecture_decision",
+            0.9,
+        ),
+        "feature",
+        create=True,
+    )
+    on_branch(
+        repo,
+        "main",
+        saving(
+            repo,
+            "2026-01-02",
+            "Rate limiting: 20 req/min on public endpoints",
+            "architecture_decision",
+            0.9,
+        ),
+        "main",
+    )
     code, output = merge(repo, "feature")
     assert code == 0, output
     assert_clean_memory(repo)
@@ -291,12 +345,23 @@ def test_maintenance_logs_are_united_in_date_order(repo: Repo) -> None:
             s = store(repo, day)
             for n in range(7):  # 0.50 -> 0.15: flagged for maintenance
                 s.initialize(f"{session}-{n}")
-            s.memory_maintenance({e.id: "remove" for e in s.semantic_entries()
-                                  if e.category == category and e.confidence < 0.2})
+            s.memory_maintenance(
+                {
+                    e.id: "remove"
+                    for e in s.semantic_entries()
+                    if e.category == category and e.confidence < 0.2
+                }
+            )
+
         return work
 
-    on_branch(repo, "feature", decay_and_remove("2026-01-05", "b", "project_context"),
-              "feature", create=True)
+    on_branch(
+        repo,
+        "feature",
+        decay_and_remove("2026-01-05", "b", "project_context"),
+        "feature",
+        create=True,
+    )
     on_branch(repo, "main", decay_and_remove("2026-01-03", "a", "user_preference"), "main")
     code, output = merge(repo, "feature")
     assert code == 0, output
@@ -347,20 +412,28 @@ def test_unowned_lines_edited_on_both_sides_conflict(repo: Repo) -> None:
     s = store(repo, "2026-01-01")
     s.save_semantic("Prefers terse commit messages", "user_preference", 0.9)
     path = repo.memory_dir / "semantic.md"
-    path.write_text(path.read_text().replace(
-        "# Semantic Memory\n", "# Semantic Memory\n\nTeam note: review this file monthly.\n"))
+    path.write_text(
+        path.read_text().replace(
+            "# Semantic Memory\n", "# Semantic Memory\n\nTeam note: review this file monthly.\n"
+        )
+    )
     repo.commit_all("base memory")
 
     def edit(note: str, fact: str) -> Callable[[], None]:
         def work() -> None:
             store(repo, "2026-01-02").save_semantic(fact, "quality_rule", 1.0)
             path.write_text(path.read_text().replace("review this file monthly", note))
+
         return work
 
-    on_branch(repo, "feature", edit("review this file weekly", "Never use default exports"),
-              "feature", create=True)
-    on_branch(repo, "main", edit("review it every sprint", "Always check null relations"),
-              "main")
+    on_branch(
+        repo,
+        "feature",
+        edit("review this file weekly", "Never use default exports"),
+        "feature",
+        create=True,
+    )
+    on_branch(repo, "main", edit("review it every sprint", "Always check null relations"), "main")
     code, output = merge(repo, "feature")
     assert code != 0, output
     assert "CONFLICT" in output
@@ -386,7 +459,8 @@ def test_driver_command_exit_codes(tmp_path: Path) -> None:
     proc = run_cli(["merge-driver", str(o), str(a), str(b), ".maestro/memory/semantic.md"])
     assert proc.returncode == 0, proc.stderr
     assert a.read_text() == base.replace(
-        "- Keep it simple\n", "- Keep it simple\n- Write tests first\n- Name things well\n")
+        "- Keep it simple\n", "- Keep it simple\n- Write tests first\n- Name things well\n"
+    )
 
     a.write_text(ours.replace("Note: one.", "Note: two."))
     b.write_text(theirs.replace("Note: one.", "Note: three."))

@@ -25,8 +25,9 @@ ENV = "MAESTRO_TRACE_WINDOWS"
 def install(path: str) -> None:
     original = fsio.commit
 
-    def traced(memory_dir: Path, files: Mapping[str, bytes], *,
-               unchanged: Callable[[], bool] | None = None) -> Any:
+    def traced(
+        memory_dir: Path, files: Mapping[str, bytes], *, unchanged: Callable[[], bool] | None = None
+    ) -> Any:
         started: list[int] = []
 
         def check() -> bool:

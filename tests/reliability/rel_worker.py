@@ -60,9 +60,19 @@ def main() -> int:
             emit({"err": exc.code})
         else:
             entry = result.get("entry") or {}
-            emit({"ack": {"w": worker, "i": i, "fact": fact, "category": category,
-                          "action": result.get("action"), "id": entry.get("id"),
-                          "via": client.last_via}})
+            emit(
+                {
+                    "ack": {
+                        "w": worker,
+                        "i": i,
+                        "fact": fact,
+                        "category": category,
+                        "action": result.get("action"),
+                        "id": entry.get("id"),
+                        "via": client.last_via,
+                    }
+                }
+            )
         i += 1
     client.close()
     return 0

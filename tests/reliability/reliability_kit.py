@@ -38,8 +38,16 @@ FAULTY_DAEMON = HERE / "faulty_maestrod.py"
 LONG = os.environ.get("MAESTRO_RELIABILITY_LONG", "") not in ("", "0")
 MEMORY_FILES = ("semantic.md", "episodic.md", "archive.md")
 
-__all__ = ["LONG", "DiskState", "WorkerPool", "disk_state", "entry_view", "faulty_prefix",
-           "leftovers", "wait_for"]
+__all__ = [
+    "LONG",
+    "DiskState",
+    "WorkerPool",
+    "disk_state",
+    "entry_view",
+    "faulty_prefix",
+    "leftovers",
+    "wait_for",
+]
 
 
 def memory_dir(project: Path) -> Path:
@@ -74,15 +82,21 @@ def disk_state(project: Path) -> DiskState:
 
 def entry_view(entries: Iterable[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The comparable part of protocol ``Entry`` dicts (for cache == disk checks)."""
-    return sorted((e["id"], e["sector"], e["text"], round(e["confidence"], 6),
-                   None if e["salience"] is None else round(e["salience"], 6))
-                  for e in entries)
+    return sorted(
+        (
+            e["id"],
+            e["sector"],
+            e["text"],
+            round(e["confidence"], 6),
+            None if e["salience"] is None else round(e["salience"], 6),
+        )
+        for e in entries
+    )
 
 
 def disk_entry_view(project: Path) -> list[tuple[Any, ...]]:
     memory = MemoryStore(project).read()
-    return entry_view(e.to_dict() for e in
-                      [*memory.semantic_entries(), *memory.episodic_entries()])
+    return entry_view(e.to_dict() for e in [*memory.semantic_entries(), *memory.episodic_entries()])
 
 
 def faulty_prefix() -> list[str]:
@@ -108,13 +122,33 @@ class WorkerPool:
         self.workers: list[Worker] = []
         self._lock = threading.Lock()
 
-    def start(self, mode: str, project: Path, worker_id: int, *, count: int = -1,
-              timeout: float = 1.0, extra: list[str] | None = None) -> Worker:
+    def start(
+        self,
+        mode: str,
+        project: Path,
+        worker_id: int,
+        *,
+        count: int = -1,
+        timeout: float = 1.0,
+        extra: list[str] | None = None,
+    ) -> Worker:
         proc = subprocess.Popen(
-            [sys.executable, str(WORKER), mode, str(project), str(worker_id), str(count),
-             str(timeout), str(self.stop_file), *(extra or [])],
-            env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                str(WORKER),
+                mode,
+                str(project),
+                str(worker_id),
+                str(count),
+                str(timeout),
+                str(self.stop_file),
+                *(extra or []),
+            ],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         worker = Worker(proc)
         worker.thread = threading.Thread(target=self._read, args=(worker,), daemon=True)
@@ -190,11 +224,9 @@ def schedule_soon(daemon: Any, lead_seconds: int = 4) -> str:
     import signal
 
     for _ in range(3):
-        at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=lead_seconds)).replace(
-            microsecond=0)
+        at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=lead_seconds)).replace(microsecond=0)
         cron = f"{at.second} {at.minute} {at.hour} {at.day} {at.month} *"
-        daemon.paths.config_path.write_text(
-            f'[maintenance]\ncron = "{cron}"\ntimezone = "UTC"\n')
+        daemon.paths.config_path.write_text(f'[maintenance]\ncron = "{cron}"\ntimezone = "UTC"\n')
         daemon.signal(signal.SIGHUP)
 
         def seen(at: dt.datetime = at) -> str | None:

@@ -21,8 +21,9 @@ STEPS = ("open_temp", "write", "fsync", "replace", "fsync_dir")
 
 
 def snapshot(d: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()
-            and p.name != ".lock"}
+    return {
+        p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file() and p.name != ".lock"
+    }
 
 
 def temps(d: Path) -> list[str]:

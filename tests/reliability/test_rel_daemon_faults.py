@@ -40,8 +40,9 @@ _tokens = itertools.count(1)
 
 def snapshot(project: Path) -> dict[str, bytes]:
     d = memory_dir(project)
-    return {p.name: p.read_bytes() for p in sorted(d.iterdir())
-            if p.is_file() and p.name != ".lock"}
+    return {
+        p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file() and p.name != ".lock"
+    }
 
 
 class Faults:
@@ -61,37 +62,48 @@ class Faults:
 
     def fired(self, token: str) -> bool:
         try:
-            return any(line.split()[0] == token
-                       for line in self.fired_path.read_text().splitlines())
+            return any(
+                line.split()[0] == token for line in self.fired_path.read_text().splitlines()
+            )
         except FileNotFoundError:
             return False
 
 
 @pytest.fixture
-def faulty(daemon_factory: DaemonFactory, tmp_path: Path) -> Iterator[tuple[DaemonHandle,
-                                                                            Faults]]:
+def faulty(daemon_factory: DaemonFactory, tmp_path: Path) -> Iterator[tuple[DaemonHandle, Faults]]:
     control = tmp_path / "fault.json"
-    daemon = daemon_factory(env={"MAESTRO_FAULT_CONTROL": str(control)},
-                            argv_prefix=faulty_prefix())
+    daemon = daemon_factory(
+        env={"MAESTRO_FAULT_CONTROL": str(control)}, argv_prefix=faulty_prefix()
+    )
     yield daemon, Faults(control)
 
 
 def seeded(daemon: DaemonHandle, root: Path) -> None:
     root.mkdir()
     daemon.register(root)
-    daemon.result("save_semantic", root, fact="JWT with 15min expiry",
-                  category="architecture_decision", confidence=1.0)
-    daemon.result("save_episodic", root, context="Working on the login page", session_id="s0",
-                  confidence=0.9)
+    daemon.result(
+        "save_semantic",
+        root,
+        fact="JWT with 15min expiry",
+        category="architecture_decision",
+        confidence=1.0,
+    )
+    daemon.result(
+        "save_episodic", root, context="Working on the login page", session_id="s0", confidence=0.9
+    )
 
 
 WRITES: dict[str, tuple[str, dict[str, Any]]] = {
     # semantic.md + archive.md: written with a commit intent, renamed one after the other.
-    "multi": ("save_semantic", {"fact": "JWT with 30min expiry",
-                                "category": "architecture_decision", "confidence": 1.0}),
+    "multi": (
+        "save_semantic",
+        {"fact": "JWT with 30min expiry", "category": "architecture_decision", "confidence": 1.0},
+    ),
     # episodic.md alone.
-    "single": ("save_episodic", {"context": "Fixed the logout redirect", "session_id": "s1",
-                                 "confidence": 0.9}),
+    "single": (
+        "save_episodic",
+        {"context": "Fixed the logout redirect", "session_id": "s1", "confidence": 0.9},
+    ),
 }
 
 
@@ -109,13 +121,15 @@ def applied(project: Path, kind: str) -> bool:
 
 
 @pytest.mark.parametrize("kind", sorted(WRITES))
-def test_nth_step_failure_in_the_daemon(faulty: tuple[DaemonHandle, Faults], tmp_path: Path,
-                                        kind: str) -> None:
+def test_nth_step_failure_in_the_daemon(
+    faulty: tuple[DaemonHandle, Faults], tmp_path: Path, kind: str
+) -> None:
     daemon, faults = faulty
     op, args = WRITES[kind]
     failures = 0
-    for case, (step, n, code) in enumerate(itertools.product(
-            STEPS, (1, 2, 3), (errno.ENOSPC, errno.EIO))):
+    for case, (step, n, code) in enumerate(
+        itertools.product(STEPS, (1, 2, 3), (errno.ENOSPC, errno.EIO))
+    ):
         where = f"{kind}/{step}#{n}/{errno.errorcode[code]}"
         root = tmp_path / f"p{case}"
         seeded(daemon, root)
@@ -145,12 +159,18 @@ def test_nth_step_failure_in_the_daemon(faulty: tuple[DaemonHandle, Faults], tmp
         # Whatever happened, the files parse, and the daemon keeps serving this project.
         assert disk_state(root).problems == {}, where
         assert daemon.result("ping")["pong"]
-        after = daemon.result("save_semantic", root, fact=f"Deploy number {case} via staging",
-                              category="project_context", confidence=0.9)
+        after = daemon.result(
+            "save_semantic",
+            root,
+            fact=f"Deploy number {case} via staging",
+            category="project_context",
+            confidence=0.9,
+        )
         assert after["action"] == "added", where
         assert leftovers(root) == [], f"{where}: the next commit left temp files"
-        assert entry_view(daemon.result("entries", root)["entries"]) == \
-            disk_entry_view(root), f"{where}: the cache differs from the files"
+        assert entry_view(daemon.result("entries", root)["entries"]) == disk_entry_view(root), (
+            f"{where}: the cache differs from the files"
+        )
     # Every step is called at least once per commit (three times for most of a multi-file one).
     assert failures >= (20 if kind == "multi" else 10), f"only {failures} cases failed"
     status = daemon.status()
@@ -178,8 +198,10 @@ def test_real_full_disk_under_the_daemon(daemon: DaemonHandle, tiny_disk: Path) 
     before = snapshot(root)
     filler = fill(tiny_disk)
     for op, args in [
-        ("save_semantic", {"fact": "A long rule " + "y" * 20000, "category": "quality_rule",
-                           "confidence": 1.0}),
+        (
+            "save_semantic",
+            {"fact": "A long rule " + "y" * 20000, "category": "quality_rule", "confidence": 1.0},
+        ),
         ("save_episodic", {"context": "A long episode " + "z" * 20000, "session_id": "s2"}),
     ]:
         reply = daemon.send(op, root, args)
@@ -193,8 +215,9 @@ def test_real_full_disk_under_the_daemon(daemon: DaemonHandle, tiny_disk: Path) 
     # Reads are still served from the last good state while the disk is full.
     assert entry_view(daemon.result("entries", root)["entries"]) == disk_entry_view(root)
     filler.unlink()
-    saved = daemon.result("save_semantic", root, fact="Space again for rules",
-                          category="quality_rule", confidence=1.0)
+    saved = daemon.result(
+        "save_semantic", root, fact="Space again for rules", category="quality_rule", confidence=1.0
+    )
     assert saved["action"] == "added"
     assert "Space again for rules" in disk_state(root).semantic_texts()
     assert daemon.status()["writer"]["failed_commits"] == 2

@@ -33,30 +33,65 @@ from maestro_memory.core import MemoryStore, markdown
 from maestro_memory.core.markdown import parse, split_lines
 from maestro_memory.daemon import paths as daemon_paths
 
-HEADINGS = ["# Semantic Memory", "## User Preferences", "## Architecture Decisions",
-            "## Quality Rules", "## Project Context", "## Maintenance Log", "## Entries",
-            "## Archived", "##Quality Rules", "## Quality Rules ##", "###", "####### x",
-            "## quality rules", "  ## Quality Rules"]
+HEADINGS = [
+    "# Semantic Memory",
+    "## User Preferences",
+    "## Architecture Decisions",
+    "## Quality Rules",
+    "## Project Context",
+    "## Maintenance Log",
+    "## Entries",
+    "## Archived",
+    "##Quality Rules",
+    "## Quality Rules ##",
+    "###",
+    "####### x",
+    "## quality rules",
+    "  ## Quality Rules",
+]
 FIXED = [
-    "", " ", "\t",
+    "",
+    " ",
+    "\t",
     "- [2026-01-02] [0.80] Always run the linter <!-- mm:id=s-0a1b2c3d o=0.80 u=0 -->",
-    "- Never push on Fridays", "* Prefer small commits", "-[2026-01-01] No date space",
-    "- [date] [0.50] Placeholder date", "- [2026-01-01] [1.5] Too confident",
-    "- [2026-01-01] [abc] Not a number", "- [2026-01-01] [-0.1] Negative",
-    "- [2026-01-01] [0.5.5] Two dots", "- [2026-01-01] [1e3] Exponent", "- [] empty",
+    "- Never push on Fridays",
+    "* Prefer small commits",
+    "-[2026-01-01] No date space",
+    "- [date] [0.50] Placeholder date",
+    "- [2026-01-01] [1.5] Too confident",
+    "- [2026-01-01] [abc] Not a number",
+    "- [2026-01-01] [-0.1] Negative",
+    "- [2026-01-01] [0.5.5] Two dots",
+    "- [2026-01-01] [1e3] Exponent",
+    "- [] empty",
     "- [2026-01-01] [0.90] dup <!-- mm:id=s-0a1b2c3d -->",
-    "- x <!-- mm:id=zzz o=abc u=-1 r=x -->", "- x <!-- mm:id=s-12345678 tomb=oops -->",
-    "- x <!-- not ours -->", "- x <!-- mm:", "- x -->", "<!-- mm:id=s-1 -->",
+    "- x <!-- mm:id=zzz o=abc u=-1 r=x -->",
+    "- x <!-- mm:id=s-12345678 tomb=oops -->",
+    "- x <!-- not ours -->",
+    "- x <!-- mm:",
+    "- x -->",
+    "<!-- mm:id=s-1 -->",
     "### [salience: 0.512] [confidence: 0.461] [2026-12-02] [s1] <!-- mm:id=e-0a1b2c3d o=0.9 -->",
     "### [salience: 1.0] [confidence: 0.70] [2026-12-02]",
     "### [salience: x] [confidence: 0.5] [2026-01-01] [s]",
     "### [salience: 0.5] [confidence: 1.5] [2026-01-01] [s]",
-    "### [salience: 0.5]", "### [salience: 0.5] [confidence: 0.5] [d] [s] trailing",
-    "\\# escaped body", "# not a section", "```", "  indented archive note",
+    "### [salience: 0.5]",
+    "### [salience: 0.5] [confidence: 0.5] [d] [s] trailing",
+    "\\# escaped body",
+    "# not a section",
+    "```",
+    "  indented archive note",
     "- [2026-01-01] [0.40] Archived rule <!-- mm:id=s-9a8b7c6d o=0.95 cat=quality_rule "
     "tomb=0.90 -->",
-    "2026-01-01: Removed \"old\" (why)", "\x00nul", "\x1b[31mred\x1b[0m", "\x0b\x0c\x1c\x1d",
-    "\u2028line sep\u2029", "\x85next line", "lone\rcarriage", "\ufeffinner bom", "é ü ß 漢字 🙂",
+    '2026-01-01: Removed "old" (why)',
+    "\x00nul",
+    "\x1b[31mred\x1b[0m",
+    "\x0b\x0c\x1c\x1d",
+    "\u2028line sep\u2029",
+    "\x85next line",
+    "lone\rcarriage",
+    "\ufeffinner bom",
+    "é ü ß 漢字 🙂",
 ]
 PATHOLOGICAL = [  # each was slow (quadratic) with the original patterns at this size
     lambda n: "- x" + " " * n + "y",
@@ -70,15 +105,24 @@ PATHOLOGICAL = [  # each was slow (quadratic) with the original patterns at this
     lambda n: "- " + "y" * n,
 ]
 CONTROL = st.characters(min_codepoint=0, max_codepoint=0x1F) | st.sampled_from(
-    ["\x7f", "\x85", "\u2028", "\ufeff", "\ud800", "\udcff"])
+    ["\x7f", "\x85", "\u2028", "\ufeff", "\ud800", "\udcff"]
+)
 
 
 def entry_line(draw: Any) -> str:
     date = draw(st.sampled_from(["2026-01-02", "1999-13-45", "date", "", "2026-1-1"]))
     conf = draw(st.sampled_from(["0.50", "1.00", "0.0", "1", "1.5", "abc", "", ".5", "0.999"]))
     text = draw(st.text(max_size=30))
-    meta = draw(st.sampled_from(["", " <!-- mm:id=s-0a1b2c3d o=0.80 u=0 -->",
-                                 " <!-- mm:id=e-00000000 -->", " <!-- mm:o=x u=y -->"]))
+    meta = draw(
+        st.sampled_from(
+            [
+                "",
+                " <!-- mm:id=s-0a1b2c3d o=0.80 u=0 -->",
+                " <!-- mm:id=e-00000000 -->",
+                " <!-- mm:o=x u=y -->",
+            ]
+        )
+    )
     parts = ["-"] + ([f"[{date}]"] if date else []) + ([f"[{conf}]"] if conf else [])
     return " ".join(parts) + " " + text + meta
 
@@ -136,11 +180,24 @@ def _not_utf8(b: bytes) -> bool:
     return False
 
 
-STATE = st.sampled_from([
-    None, b"", b"{}", b'{"v": 1, "sessions": {"s1": "2026-01-01"}}', b"[1, 2]", b'"x"',
-    b'{"sessions": []}', b'{"sessions": {"a": {"b": [1]}}}', b"\xff\xfe", b"{" * 5000,
-    b"[" * 100_000, b'{"sessions": ' + b"[" * 100 + b"]" * 100 + b"}", b"nan", b"1e99999",
-])
+STATE = st.sampled_from(
+    [
+        None,
+        b"",
+        b"{}",
+        b'{"v": 1, "sessions": {"s1": "2026-01-01"}}',
+        b"[1, 2]",
+        b'"x"',
+        b'{"sessions": []}',
+        b'{"sessions": {"a": {"b": [1]}}}',
+        b"\xff\xfe",
+        b"{" * 5000,
+        b"[" * 100_000,
+        b'{"sessions": ' + b"[" * 100 + b"]" * 100 + b"}",
+        b"nan",
+        b"1e99999",
+    ]
+)
 
 
 def write_files(root: Path, files: dict[str, bytes | None]) -> Path:
@@ -182,27 +239,42 @@ def scratch() -> Iterator[Path]:
 
 
 # -- core ------------------------------------------------------------------------------------
-@settings(max_examples=3000 if LONG else 300, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=3000 if LONG else 300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(semantic=memory_file(), episodic=memory_file(), archive=memory_file(), state=STATE)
-def test_core_survives_any_file(semantic: bytes, episodic: bytes, archive: bytes,
-                                state: bytes | None) -> None:
-    files = {"semantic.md": semantic, "episodic.md": episodic, "archive.md": archive,
-             ".state.json": state}
+def test_core_survives_any_file(
+    semantic: bytes, episodic: bytes, archive: bytes, state: bytes | None
+) -> None:
+    files = {
+        "semantic.md": semantic,
+        "episodic.md": episodic,
+        "archive.md": archive,
+        ".state.json": state,
+    }
     with scratch() as root:
         d = write_files(root, files)
         store = MemoryStore(root, clock=lambda: "2026-12-02")
         started = time.monotonic()
         memory = store.read()  # never raises
         problems = memory.problems()
-        assert all(isinstance(v, list) and all(isinstance(m, str) for m in v)
-                   for v in problems.values())
-        for kind, name in (("semantic", "semantic.md"), ("episodic", "episodic.md"),
-                           ("archive", "archive.md")):
+        assert all(
+            isinstance(v, list) and all(isinstance(m, str) for m in v) for v in problems.values()
+        )
+        for kind, name in (
+            ("semantic", "semantic.md"),
+            ("episodic", "episodic.md"),
+            ("archive", "archive.md"),
+        ):
             text = decoded(files[name] or b"")
             assert parse(kind, text).render() == text, f"{name} does not round-trip"  # type: ignore[arg-type]
-        entries = [*memory.semantic_entries(), *memory.episodic_entries(),
-                   *memory.archived_entries()]
+        entries = [
+            *memory.semantic_entries(),
+            *memory.episodic_entries(),
+            *memory.archived_entries(),
+        ]
         assert all(e.to_dict()["id"] for e in entries)
         memory.build_context(task="fix the parser", query="zzz", max_tokens=2000)
         memory.view().summary()
@@ -233,10 +305,38 @@ OLD_EPISODIC = re.compile(
     r"\[(?P<date>[^\]]*)\]\s*(?:\[(?P<sid>[^\]]*)\])?\s*$"
 )
 OLD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-PIECES = st.sampled_from(["<!--", "-->", "mm:", "<!-- mm:", " ", "\t", "\u3000", "\x1c", "#",
-                          "##", "- ", "-", "*", "[", "]", ">", "a", "id=s-1", "[2026-01-01]",
-                          "[0.5]", "[date]", "### ", "[salience: 1]", "[confidence: 0.5]",
-                          "[s1]", "\r", "\x85", "x y"])
+PIECES = st.sampled_from(
+    [
+        "<!--",
+        "-->",
+        "mm:",
+        "<!-- mm:",
+        " ",
+        "\t",
+        "\u3000",
+        "\x1c",
+        "#",
+        "##",
+        "- ",
+        "-",
+        "*",
+        "[",
+        "]",
+        ">",
+        "a",
+        "id=s-1",
+        "[2026-01-01]",
+        "[0.5]",
+        "[date]",
+        "### ",
+        "[salience: 1]",
+        "[confidence: 0.5]",
+        "[s1]",
+        "\r",
+        "\x85",
+        "x y",
+    ]
+)
 LINES = st.lists(PIECES, max_size=12).map("".join)
 
 
@@ -245,12 +345,15 @@ LINES = st.lists(PIECES, max_size=12).map("".join)
 def test_line_patterns_agree_with_the_original_expressions(line: str) -> None:
     old = OLD_META.search(line)
     text, meta = markdown._split_meta(line)
-    assert (text, meta) == ((line[:old.start()], markdown.parse_meta(old.group("meta")))
-                            if old else (line, {}))
+    assert (text, meta) == (
+        (line[: old.start()], markdown.parse_meta(old.group("meta"))) if old else (line, {})
+    )
     old_h = OLD_HEADING.match(line)
     assert markdown._heading(line) == ((len(old_h.group(1)), old_h.group(2)) if old_h else None)
-    for old_re, new_re, subject in ((OLD_SEMANTIC, markdown._SEMANTIC, text),
-                                    (OLD_EPISODIC, markdown._EPISODIC, text.rstrip())):
+    for old_re, new_re, subject in (
+        (OLD_SEMANTIC, markdown._SEMANTIC, text),
+        (OLD_EPISODIC, markdown._EPISODIC, text.rstrip()),
+    ):
         a, b = old_re.match(subject), new_re.match(subject.rstrip())
         assert (a is None) == (b is None), subject
         if a is not None and b is not None:
@@ -261,8 +364,11 @@ def test_line_patterns_agree_with_the_original_expressions(line: str) -> None:
 def test_a_megabyte_line_parses_in_linear_time(make: Any) -> None:
     line = make(1_000_000)
     started = time.monotonic()
-    for kind, section in (("semantic", "## Quality Rules\n"), ("episodic", "## Entries\n"),
-                          ("archive", "## Archived\n")):
+    for kind, section in (
+        ("semantic", "## Quality Rules\n"),
+        ("episodic", "## Entries\n"),
+        ("archive", "## Archived\n"),
+    ):
         doc = parse(kind, section + line + "\n")  # type: ignore[arg-type]
         assert doc.render() == section + line + "\n"
     assert time.monotonic() - started < 5.0
@@ -273,8 +379,13 @@ def test_a_megabyte_line_parses_in_linear_time(make: Any) -> None:
 def fuzz_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonHandle]:
     home = Path(tempfile.mkdtemp(prefix="mm-ff-", dir="/tmp")) / "h"
     proc, stderr_path, env = spawn_daemon(home)
-    handle = DaemonHandle(home=home, paths=daemon_paths.resolve({"MAESTRO_HOME": str(home)}),
-                          proc=proc, env=env, stderr_path=stderr_path)
+    handle = DaemonHandle(
+        home=home,
+        paths=daemon_paths.resolve({"MAESTRO_HOME": str(home)}),
+        proc=proc,
+        env=env,
+        stderr_path=stderr_path,
+    )
     try:
         wait_ready(handle)
         yield handle
@@ -284,16 +395,22 @@ def fuzz_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonHand
         assert code == 0
 
 
-@settings(max_examples=40 if LONG else 8, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40 if LONG else 8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(semantic=memory_file(), episodic=memory_file(big=False), state=STATE)
-def test_daemon_with_fuzzed_files(fuzz_daemon: DaemonHandle, tmp_path_factory:
-                                  pytest.TempPathFactory, semantic: bytes, episodic: bytes,
-                                  state: bytes | None) -> None:
+def test_daemon_with_fuzzed_files(
+    fuzz_daemon: DaemonHandle,
+    tmp_path_factory: pytest.TempPathFactory,
+    semantic: bytes,
+    episodic: bytes,
+    state: bytes | None,
+) -> None:
     daemon = fuzz_daemon
     root = tmp_path_factory.mktemp("ffproj")
-    d = write_files(root, {"semantic.md": semantic, "episodic.md": episodic,
-                           ".state.json": state})
+    d = write_files(root, {"semantic.md": semantic, "episodic.md": episodic, ".state.json": state})
     try:
         daemon.register(root)
         status = daemon.status()["projects"][str(root)]
@@ -302,8 +419,13 @@ def test_daemon_with_fuzzed_files(fuzz_daemon: DaemonHandle, tmp_path_factory:
         assert status["problems"] == expected  # the same report, nothing swallowed
         assert entry_view(daemon.result("entries", root)["entries"]) == disk_entry_view(root)
         daemon.result("build_context", root, task="fix the parser", max_tokens=3000)
-        saved = daemon.result("save_semantic", root, fact="fuzzda fuzzdb fuzzdc",
-                              category="quality_rule", confidence=0.9)
+        saved = daemon.result(
+            "save_semantic",
+            root,
+            fact="fuzzda fuzzdb fuzzdc",
+            category="quality_rule",
+            confidence=0.9,
+        )
         assert saved["action"] == "added"
         assert_kept(semantic, (d / "semantic.md").read_bytes(), "semantic.md via the daemon")
         assert (d / "episodic.md").read_bytes() == episodic

@@ -33,8 +33,9 @@ def assert_acked_once(project: Path, acked: list[dict[str, object]], when: str) 
     return len(counts)
 
 
-def test_sigkill_under_load_never_loses_an_ack(daemon_factory: DaemonFactory, tmp_path: Path
-                                               ) -> None:
+def test_sigkill_under_load_never_loses_an_ack(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
     rng = random.Random(0x6B696C6C)
     project = tmp_path / "proj"
     project.mkdir()
@@ -48,13 +49,19 @@ def test_sigkill_under_load_never_loses_an_ack(daemon_factory: DaemonFactory, tm
         for cycle in range(CYCLES):
             base = pool.ack_count()
             target = rng.randint(0, 80)
-            wait_for(lambda b=base, t=target: pool.ack_count() >= b + t,  # type: ignore[misc]
-                     timeout=60, message=f"{target} acks in cycle {cycle}")
+            wait_for(
+                lambda b=base, t=target: pool.ack_count() >= b + t,  # type: ignore[misc]
+                timeout=60,
+                message=f"{target} acks in cycle {cycle}",
+            )
             daemon.kill()
             present = assert_acked_once(project, pool.acked(), f"after kill {cycle + 1}")
             daemon = daemon_factory()  # the same MAESTRO_HOME: stale socket, lock, pid file
-        wait_for(lambda: pool.ack_count() >= present + 16, timeout=60,
-                 message="writes after the last restart")
+        wait_for(
+            lambda: pool.ack_count() >= present + 16,
+            timeout=60,
+            message="writes after the last restart",
+        )
     finally:
         pool.stop()
     acked = pool.acked()

@@ -38,8 +38,13 @@ def released_together(home: Path, tmp: Path) -> list[tuple[subprocess.Popen[byte
     for k in range(2):
         err = tmp / f"maestrod-{k}-{time.monotonic_ns()}.err"
         with open(err, "wb") as f:
-            proc = subprocess.Popen([sys.executable, "-c", GATED], env=env,
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=f)
+            proc = subprocess.Popen(
+                [sys.executable, "-c", GATED],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=f,
+            )
         procs.append((proc, err))
     for proc, _ in procs:
         assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
@@ -66,8 +71,11 @@ def test_two_daemons_at_once_exactly_one_runs(tmp_path: Path, after: str) -> Non
         procs = released_together(home, tmp_path)
         try:
             # The loser exits on its own; the winner keeps running.
-            wait_for(lambda procs=procs: any(p.poll() is not None for p, _ in procs),  # type: ignore[misc]
-                     timeout=30, message="one of the two daemons to give up")
+            wait_for(
+                lambda procs=procs: any(p.poll() is not None for p, _ in procs),  # type: ignore[misc]
+                timeout=30,
+                message="one of the two daemons to give up",
+            )
             losers = [(p, e) for p, e in procs if p.poll() is not None]
             winners = [(p, e) for p, e in procs if p.poll() is None]
             assert len(losers) == 1 and len(winners) == 1, [p.poll() for p, _ in procs]
@@ -94,14 +102,18 @@ def test_two_daemons_at_once_exactly_one_runs(tmp_path: Path, after: str) -> Non
             assert paths.pid_path.exists() and not pid_alive(int(paths.pid_path.read_text()))
 
 
-def test_stale_socket_and_lock_after_sigkill(daemon_factory: DaemonFactory, tmp_path: Path
-                                             ) -> None:
+def test_stale_socket_and_lock_after_sigkill(daemon_factory: DaemonFactory, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     first = daemon_factory()
     first.register(project)
-    saved = first.result("save_semantic", project, fact="Stale leftovers zzs",
-                         category="project_context", confidence=0.9)
+    saved = first.result(
+        "save_semantic",
+        project,
+        fact="Stale leftovers zzs",
+        category="project_context",
+        confidence=0.9,
+    )
     first.kill()
     # What a SIGKILL leaves: the socket file, the lock file, the pid file of a dead process.
     assert first.paths.socket_path.exists() and first.paths.lock_path.exists()
@@ -110,9 +122,13 @@ def test_stale_socket_and_lock_after_sigkill(daemon_factory: DaemonFactory, tmp_
     client = Client(project, require_daemon=True, timeout=30)
     started = time.monotonic()
     assert client.daemon_running() is False
-    ctl = subprocess.run([sys.executable, "-m", "maestro_memory.client.cli", "status",
-                          "--json"], env={**first.env}, capture_output=True, text=True,
-                         timeout=60)
+    ctl = subprocess.run(
+        [sys.executable, "-m", "maestro_memory.client.cli", "status", "--json"],
+        env={**first.env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ctl.returncode == 3 and '"running": false' in ctl.stdout
     assert time.monotonic() - started < 10
     second = daemon_factory()

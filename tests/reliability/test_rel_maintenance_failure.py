@@ -84,9 +84,14 @@ def unwritable(d: Path) -> Callable[[], contextlib.AbstractContextManager[None]]
 
 
 def ctl_status(daemon: DaemonHandle) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "maestro_memory.client.cli", "status",
-                           "--json"], env=daemon.env, capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-m", "maestro_memory.client.cli", "status", "--json"],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, done.stdout
@@ -100,14 +105,18 @@ def last_run(daemon: DaemonHandle, root: Path) -> dict[str, Any] | None:
     return run
 
 
-def test_unwritable_at_the_scheduled_time_fails_then_recovers(daemon: DaemonHandle,
-                                                              tmp_path: Path) -> None:
+def test_unwritable_at_the_scheduled_time_fails_then_recovers(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
     root = tmp_path / "proj"
     root.mkdir()
     MemoryStore(root).initialize("setup")
     semantic = memory_dir(root) / "semantic.md"
-    semantic.write_text(semantic.read_text().replace(
-        "## Project Context\n", f"## Project Context\n- [2026-01-01] [0.10] {FLAGGED}\n", 1))
+    semantic.write_text(
+        semantic.read_text().replace(
+            "## Project Context\n", f"## Project Context\n- [2026-01-01] [0.10] {FLAGGED}\n", 1
+        )
+    )
     make_unwritable = unwritable(memory_dir(root))
     daemon.register(root)
     assert daemon.status()["projects"][str(root)]["entries"]["flagged"] == 1
@@ -115,12 +124,13 @@ def test_unwritable_at_the_scheduled_time_fails_then_recovers(daemon: DaemonHand
 
     with make_unwritable():
         schedule_soon(daemon)
-        failed = wait_for(lambda: last_run(daemon, root), timeout=30,
-                          message="the scheduled maintenance to run")
+        failed = wait_for(
+            lambda: last_run(daemon, root), timeout=30, message="the scheduled maintenance to run"
+        )
         ctl = ctl_status(daemon)
     assert failed["outcome"] == "failed", failed
     reason = failed["message"]
-    assert ("Operation not permitted" in reason or "Read-only file system" in reason), reason
+    assert "Operation not permitted" in reason or "Read-only file system" in reason, reason
     assert "semantic.md" in reason and "intact" in reason, reason
     cli_last = ctl["projects"][str(root)]["maintenance"]["last"]
     assert cli_last["outcome"] == "failed" and cli_last["message"] == reason
@@ -130,8 +140,11 @@ def test_unwritable_at_the_scheduled_time_fails_then_recovers(daemon: DaemonHand
 
     # Writable again: the next scheduled run recovers.
     schedule_soon(daemon)
-    recovered = wait_for(lambda: (r := last_run(daemon, root)) and r["time"] != failed["time"]
-                         and r, timeout=30, message="the next scheduled maintenance")
+    recovered = wait_for(
+        lambda: (r := last_run(daemon, root)) and r["time"] != failed["time"] and r,
+        timeout=30,
+        message="the next scheduled maintenance",
+    )
     assert recovered["outcome"] == "ok", recovered
     assert recovered["counts"]["remove"] + recovered["counts"]["archive"] == 1
     cli_last = ctl_status(daemon)["projects"][str(root)]["maintenance"]["last"]

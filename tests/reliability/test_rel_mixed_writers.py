@@ -47,8 +47,10 @@ from reliability_kit import (
 APPENDS = 600 if LONG else 120
 EDIT_EVERY = 6
 PACE = 0.02
-LAYOUT = ("# Semantic Memory\n\n## User Preferences\n\n## Architecture Decisions\n\n"
-          "## Quality Rules\n\n## Maintenance Log\n\n## Project Context\n")
+LAYOUT = (
+    "# Semantic Memory\n\n## User Preferences\n\n## Architecture Decisions\n\n"
+    "## Quality Rules\n\n## Maintenance Log\n\n## Project Context\n"
+)
 
 
 def line(i: int) -> str:
@@ -59,8 +61,7 @@ def edited(i: int) -> str:
     return f"person p{i}a edited p{i}x p{i}c"
 
 
-def test_daemon_direct_and_a_person_at_once(daemon_factory: DaemonFactory, tmp_path: Path
-                                            ) -> None:
+def test_daemon_direct_and_a_person_at_once(daemon_factory: DaemonFactory, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     md = memory_dir(project)
     md.mkdir(parents=True)
@@ -75,9 +76,18 @@ def test_daemon_direct_and_a_person_at_once(daemon_factory: DaemonFactory, tmp_p
         pool.start("daemon", project, w, timeout=30)
     for w in range(8, 10):
         pool.start("direct", project, w)
-    person = subprocess.Popen([sys.executable, str(HERE / "rel_person.py"), str(semantic),
-                               str(APPENDS), str(EDIT_EVERY), str(PACE)],
-                              stdout=subprocess.PIPE, text=True)
+    person = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "rel_person.py"),
+            str(semantic),
+            str(APPENDS),
+            str(EDIT_EVERY),
+            str(PACE),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     out, _ = person.communicate(timeout=600)
     pool.stop(240)
     assert person.returncode == 0
@@ -110,7 +120,8 @@ def test_daemon_direct_and_a_person_at_once(daemon_factory: DaemonFactory, tmp_p
         checked += 1
         assert counts[expected] == 1 and counts[other] == 0, (
             f"the person's {'edit' if done else 'append'} #{i} was lost or damaged "
-            f"(no tool commit overlapped it): {expected!r} x{counts[expected]}")
+            f"(no tool commit overlapped it): {expected!r} x{counts[expected]}"
+        )
     assert len(exempt) <= APPENDS // 4, f"{len(exempt)} person writes overlapped a commit"
 
     acked = pool.acked()
@@ -119,6 +130,11 @@ def test_daemon_direct_and_a_person_at_once(daemon_factory: DaemonFactory, tmp_p
     assert not missing or edit_races, f"acknowledged tool writes lost: {missing[:3]}"
     assert len(acked) >= 200, f"only {len(acked)} tool writes acked: too little load"
     assert {a["via"] for a in acked} == {"daemon", "direct"}
-    wait_for(lambda: entry_view(daemon.result("entries", project)["entries"])
-             == disk_entry_view(project), timeout=20, message="the cache to equal the files")
+    wait_for(
+        lambda: (
+            entry_view(daemon.result("entries", project)["entries"]) == disk_entry_view(project)
+        ),
+        timeout=20,
+        message="the cache to equal the files",
+    )
     assert checked >= APPENDS * 3 // 4

@@ -33,11 +33,41 @@ from maestro_memory.daemon.protocol import ERROR_CODES, MAX_MESSAGE_BYTES
 FRAMES = 50_000 if LONG else 10_000
 FUZZERS = 4
 REPLY_TIMEOUT_MS = 15_000
-KNOWN_OPS = ("hello", "ping", "status", "register", "unregister", "projects", "initialize",
-             "build_context", "save_semantic", "save_episodic", "detect_signals", "reinforce",
-             "maintenance", "entries", "log", "shutdown")
-WRONG_VALUES: list[Any] = [None, True, False, 0, 1, -1, 1.5, 2**70, "", "x", [], [1], {},
-                           {"a": 1}, "\u0000"]
+KNOWN_OPS = (
+    "hello",
+    "ping",
+    "status",
+    "register",
+    "unregister",
+    "projects",
+    "initialize",
+    "build_context",
+    "save_semantic",
+    "save_episodic",
+    "detect_signals",
+    "reinforce",
+    "maintenance",
+    "entries",
+    "log",
+    "shutdown",
+)
+WRONG_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    1.5,
+    2**70,
+    "",
+    "x",
+    [],
+    [1],
+    {},
+    {"a": 1},
+    "\u0000",
+]
 
 
 @dataclass
@@ -63,9 +93,18 @@ class Fuzz:
     kinds: list[Callable[[], Case]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.kinds = [self.random_bytes, self.truncated, self.invalid_json, self.deep,
-                      self.wrong_envelope, self.wrong_arg, self.unknown_op_or_version,
-                      self.bad_project, self.surrogates, self.multipart]
+        self.kinds = [
+            self.random_bytes,
+            self.truncated,
+            self.invalid_json,
+            self.deep,
+            self.wrong_envelope,
+            self.wrong_arg,
+            self.unknown_op_or_version,
+            self.bad_project,
+            self.surrogates,
+            self.multipart,
+        ]
 
     def rid(self) -> str:
         self.counter += 1
@@ -83,8 +122,9 @@ class Fuzz:
         return Case([bytes(self.rng.randrange(256) for _ in range(n))], codes=("bad_request",))
 
     def truncated(self) -> Case:
-        body = dumps(self.base("save_semantic", fact="Use pnpm for installs",
-                               category="project_context"))
+        body = dumps(
+            self.base("save_semantic", fact="Use pnpm for installs", category="project_context")
+        )
         cut = self.rng.randrange(1, len(body))
         return Case([body[:cut]], codes=("bad_request",))
 
@@ -100,7 +140,12 @@ class Fuzz:
             b'{"v": 1, /* c */ "id": "a", "op": "ping"}',
             b'{"v": 1, "id": "a\xed\xa0\x80", "op": "ping"}',  # an encoded surrogate: not UTF-8
             b'\xef\xbb\xbf{"v": 1, "id": "a", "op": "ping"}',  # a BOM is not JSON
-            b"null", b"true", b"42", b'"ping"', b"[]", b"[{}]",
+            b"null",
+            b"true",
+            b"42",
+            b'"ping"',
+            b"[]",
+            b"[{}]",
         ]
         return Case([self.rng.choice(options)], codes=("bad_request",))
 
@@ -129,21 +174,30 @@ class Fuzz:
         return Case([dumps(body)], expect_id=body["id"] if good_id else None)
 
     def wrong_arg(self) -> Case:
-        op, valid = self.rng.choice([
-            ("save_semantic", {"fact": "Use pnpm", "category": "project_context",
-                               "confidence": 0.5}),
-            ("save_episodic", {"context": "Worked on it", "session_id": "s", "confidence": 0.5}),
-            ("build_context", {"task": "t", "query": "q", "max_tokens": 100,
-                               "session_id": "s"}),
-            ("initialize", {"session_id": "s"}),
-            ("detect_signals", {"user_message": "hi", "assistant_response": "ok"}),
-            ("reinforce", {"entry_id": "s-00000000", "confirmed": False}),
-            ("maintenance", {"dry_run": True, "decisions": {}}),
-            ("entries", {"sector": "semantic"}),
-            ("log", {"limit": 5}),
-            ("register", {"path": "/"}),
-            ("hello", {"versions": [1]}),
-        ])
+        op, valid = self.rng.choice(
+            [
+                (
+                    "save_semantic",
+                    {"fact": "Use pnpm", "category": "project_context", "confidence": 0.5},
+                ),
+                (
+                    "save_episodic",
+                    {"context": "Worked on it", "session_id": "s", "confidence": 0.5},
+                ),
+                (
+                    "build_context",
+                    {"task": "t", "query": "q", "max_tokens": 100, "session_id": "s"},
+                ),
+                ("initialize", {"session_id": "s"}),
+                ("detect_signals", {"user_message": "hi", "assistant_response": "ok"}),
+                ("reinforce", {"entry_id": "s-00000000", "confirmed": False}),
+                ("maintenance", {"dry_run": True, "decisions": {}}),
+                ("entries", {"sector": "semantic"}),
+                ("log", {"limit": 5}),
+                ("register", {"path": "/"}),
+                ("hello", {"versions": [1]}),
+            ]
+        )
         args = dict(valid)
         key = self.rng.choice([*args, "unknown_argument"])
         wrong = {
@@ -153,14 +207,17 @@ class Fuzz:
             + ["\ud83d unpaired"],
             "category": [x for x in WRONG_VALUES if x is not None] + ["rules", "Quality Rules"],
             "confidence": ["0.5", True, [], {}, -0.1, 1.01, 1e309, -1e309],
-            "session_id": [x for x in WRONG_VALUES if not (isinstance(x, str) and x)
-                           and x is not None] + ["[s]", "a\nb", "x" * 201],
+            "session_id": [
+                x for x in WRONG_VALUES if not (isinstance(x, str) and x) and x is not None
+            ]
+            + ["[s]", "a\nb", "x" * 201],
             "task": [x for x in WRONG_VALUES if not isinstance(x, str) and x is not None],
             "query": [x for x in WRONG_VALUES if not isinstance(x, str) and x is not None],
             "max_tokens": ["100", 1.5, True, [], {}],
             "user_message": [x for x in WRONG_VALUES if not isinstance(x, str)],
-            "assistant_response": [x for x in WRONG_VALUES
-                                   if not isinstance(x, str) and x is not None],
+            "assistant_response": [
+                x for x in WRONG_VALUES if not isinstance(x, str) and x is not None
+            ],
             "entry_id": [x for x in WRONG_VALUES if not isinstance(x, str) or not x]
             + ["s-ffffffff", "no-such-entry"],
             "confirmed": ["yes", 1, 0, [], {}],
@@ -183,8 +240,15 @@ class Fuzz:
     def unknown_op_or_version(self) -> Case:
         body = self.base()
         if self.rng.random() < 0.5:
-            body["op"] = self.rng.choice(["frobnicate", "PING", "save-semantic", "ping ",
-                                          "x" * self.rng.choice([1, 100, 10_000])])
+            body["op"] = self.rng.choice(
+                [
+                    "frobnicate",
+                    "PING",
+                    "save-semantic",
+                    "ping ",
+                    "x" * self.rng.choice([1, 100, 10_000]),
+                ]
+            )
             return Case([dumps(body)], expect_id=body["id"], codes=("unknown_op",))
         body["v"] = self.rng.choice([0, 2, 3, -1, 10**30])
         return Case([dumps(body)], expect_id=body["id"], codes=("unsupported_version",))
@@ -209,10 +273,13 @@ class Fuzz:
         return Case([dumps(body)], expect_id=body["id"])
 
     def multipart(self) -> Case:
-        inner = self.rng.choice([self.random_bytes, self.truncated, self.wrong_envelope,
-                                 self.unknown_op_or_version])()
-        extra = [bytes(self.rng.randrange(256) for _ in range(self.rng.randrange(0, 9)))
-                 for _ in range(self.rng.randrange(1, 3))]
+        inner = self.rng.choice(
+            [self.random_bytes, self.truncated, self.wrong_envelope, self.unknown_op_or_version]
+        )()
+        extra = [
+            bytes(self.rng.randrange(256) for _ in range(self.rng.randrange(0, 9)))
+            for _ in range(self.rng.randrange(1, 3))
+        ]
         return Case([*extra, *inner.frames], expect_id=inner.expect_id, codes=inner.codes)
 
     def huge(self) -> Case:
@@ -220,8 +287,11 @@ class Fuzz:
         over = self.rng.random() < 0.5
         body = self.base()
         where = self.rng.choice(["id", "op", "project", "fact"])
-        size = MAX_MESSAGE_BYTES + self.rng.choice([1, 4096, 1 << 20]) if over \
+        size = (
+            MAX_MESSAGE_BYTES + self.rng.choice([1, 4096, 1 << 20])
+            if over
             else MAX_MESSAGE_BYTES - 4096
+        )
         codes: tuple[str, ...]
         if where == "fact":
             body["op"] = "save_semantic"
@@ -243,8 +313,9 @@ class Fuzz:
             body[where] += filler
         frame = dumps(body)
         assert len(frame) == size and (size > MAX_MESSAGE_BYTES) == over
-        return Case([frame], codes=codes, dropped=over,
-                    expect_id=body["id"] if where != "id" else None)
+        return Case(
+            [frame], codes=codes, dropped=over, expect_id=body["id"] if where != "id" else None
+        )
 
 
 @dataclass
@@ -281,8 +352,9 @@ def check_reply(case: Case, frames: list[bytes], tally: Tally) -> None:
         return
     code = reply["error"].get("code")
     if code not in case.codes or code == "internal":
-        tally.problem(f"code {code!r} not in {case.codes}: {str(reply)[:300]} for "
-                      f"{case.frames[-1][:200]!r}")
+        tally.problem(
+            f"code {code!r} not in {case.codes}: {str(reply)[:300]} for {case.frames[-1][:200]!r}"
+        )
     if not reply["error"].get("message"):
         tally.problem("error without a message")
     if case.expect_id is not None and reply.get("id") != case.expect_id:
@@ -337,8 +409,7 @@ def _fuzz(endpoint: str, fuzz: Fuzz, count: int, tally: Tally, huge_every: int) 
                 continue
             sock.send_multipart(case.frames)
             if not sock.poll(REPLY_TIMEOUT_MS):
-                tally.problem(f"no reply within {REPLY_TIMEOUT_MS} ms to "
-                              f"{case.frames[-1][:200]!r}")
+                tally.problem(f"no reply within {REPLY_TIMEOUT_MS} ms to {case.frames[-1][:200]!r}")
                 tally.gone.set()
                 return
             if tally.gone.is_set():
@@ -360,21 +431,24 @@ class GoodClient:
         i = 0
         while not done.is_set() or i < 20:
             fact = f"gooda{i} goodb{i} goodc{i}"
-            reply = self.daemon.send("save_semantic", self.project,
-                                     {"fact": fact, "category": "quality_rule",
-                                      "confidence": 0.9}, timeout=30)
+            reply = self.daemon.send(
+                "save_semantic",
+                self.project,
+                {"fact": fact, "category": "quality_rule", "confidence": 0.9},
+                timeout=30,
+            )
             if not reply["ok"] or reply["result"]["action"] != "added":
                 self.problems.append(f"save {fact}: {reply}")
                 return
             self.saved[fact] = reply["result"]["entry"]["id"]
-            entries = self.daemon.send("entries", self.project, {"sector": "semantic"},
-                                       timeout=30)
+            entries = self.daemon.send("entries", self.project, {"sector": "semantic"}, timeout=30)
             ids = {e["id"] for e in entries["result"]["entries"]} if entries["ok"] else set()
             if not set(self.saved.values()) <= ids:
                 self.problems.append(f"entries lost acked saves after {fact}")
                 return
-            context = self.daemon.send("build_context", self.project,
-                                       {"query": f"goodb{i}"}, timeout=30)
+            context = self.daemon.send(
+                "build_context", self.project, {"query": f"goodb{i}"}, timeout=30
+            )
             if not context["ok"] or fact not in context["result"]["context"]:
                 self.problems.append(f"build_context does not show {fact}: {context}")
                 return
@@ -391,12 +465,24 @@ def escape_paths(tmp_path: Path, project: Path) -> Iterator[str]:
     (tmp_path / f"{project.name}2").mkdir()
     (tmp_path / f"{project.name}-evil").mkdir()
     yield from [
-        f"{project}/../{project.name}2", f"{project}/../{project.name}-evil",
-        f"{project}/sub/../../outside", f"{project}/../../../../../../..",
-        f"{project}/link-out", f"{project}/link-out/..", str(tmp_path / "link-to-outside"),
-        f"{project}/sub", f"{project}2", f"{project}-evil", f"{project}/.maestro",
-        f"{project}/.maestro/memory", "relative/path", "../" * 20, "~root",
-        f"{project}\x00", f"{project}/\x00/..", "\x00",
+        f"{project}/../{project.name}2",
+        f"{project}/../{project.name}-evil",
+        f"{project}/sub/../../outside",
+        f"{project}/../../../../../../..",
+        f"{project}/link-out",
+        f"{project}/link-out/..",
+        str(tmp_path / "link-to-outside"),
+        f"{project}/sub",
+        f"{project}2",
+        f"{project}-evil",
+        f"{project}/.maestro",
+        f"{project}/.maestro/memory",
+        "relative/path",
+        "../" * 20,
+        "~root",
+        f"{project}\x00",
+        f"{project}/\x00/..",
+        "\x00",
     ]
 
 
@@ -408,9 +494,20 @@ def test_ten_thousand_malformed_frames(daemon: DaemonHandle, tmp_path: Path) -> 
     before = daemon.status()["requests"]
     tally = Tally()
     per = FRAMES // FUZZERS
-    threads = [threading.Thread(target=fuzzer, args=(
-        daemon.endpoint, Fuzz(random.Random(1000 + k), str(project), escapes), per, tally,
-        250), name=f"fuzz{k}") for k in range(FUZZERS)]
+    threads = [
+        threading.Thread(
+            target=fuzzer,
+            args=(
+                daemon.endpoint,
+                Fuzz(random.Random(1000 + k), str(project), escapes),
+                per,
+                tally,
+                250,
+            ),
+            name=f"fuzz{k}",
+        )
+        for k in range(FUZZERS)
+    ]
     good = GoodClient(daemon, project)
     done = threading.Event()
     good_thread = threading.Thread(target=good.run, args=(done,), name="good")
@@ -427,8 +524,12 @@ def test_ten_thousand_malformed_frames(daemon: DaemonHandle, tmp_path: Path) -> 
     assert not tally.problems, f"{len(tally.problems)} problem(s): {tally.problems[:5]}"
     assert tally.replies + tally.dropped == FRAMES, (tally.replies, tally.dropped)
     assert tally.dropped > 0 and "internal" not in tally.codes
-    assert set(tally.codes) >= {"bad_request", "unknown_op", "unsupported_version",
-                                "not_registered"}, tally.codes
+    assert set(tally.codes) >= {
+        "bad_request",
+        "unknown_op",
+        "unsupported_version",
+        "not_registered",
+    }, tally.codes
     assert not good.problems, good.problems[:3]
     assert good.checks >= 20, good.checks
 
@@ -440,13 +541,15 @@ def test_ten_thousand_malformed_frames(daemon: DaemonHandle, tmp_path: Path) -> 
     assert all(fact in context for fact in good.saved)
     assert elapsed < 120, f"fuzzing took {elapsed:.0f} s"
     # Garbage never becomes part of the daemon's state: status names only real ops.
-    assert set(after["ops"]) <= {*KNOWN_OPS, "(undecodable)", "(unknown op)"}, \
-        [op[:40] for op in sorted(after["ops"])][:10]
+    assert set(after["ops"]) <= {*KNOWN_OPS, "(undecodable)", "(unknown op)"}, [
+        op[:40] for op in sorted(after["ops"])
+    ][:10]
     assert os.path.isdir(project)
 
 
-def test_an_error_reply_changes_nothing_even_in_a_group_commit(daemon: DaemonHandle,
-                                                               tmp_path: Path) -> None:
+def test_an_error_reply_changes_nothing_even_in_a_group_commit(
+    daemon: DaemonHandle, tmp_path: Path
+) -> None:
     """Good and bad writes pipelined on one socket land in the same group commits: each bad one
     is refused without touching the files, each good one is applied. (A refused request whose
     half-done change was committed with its batch would break the retry rule of the protocol:
@@ -472,11 +575,12 @@ def test_an_error_reply_changes_nothing_even_in_a_group_commit(daemon: DaemonHan
             op, bad[rid] = "save_episodic", f"bade{i}"
         else:
             # Two rules in one message; the second cannot be stored (an HTML comment marker).
-            args = {"user_message": f"Always sigtest{i} sigbeta{i} siggamma{i}. "
-                                    f"Never use <!-- sigbad{i} --> in templates."}
+            args = {
+                "user_message": f"Always sigtest{i} sigbeta{i} siggamma{i}. "
+                f"Never use <!-- sigbad{i} --> in templates."
+            }
             op = "detect_signals"
-        bodies.append((rid, {"v": 1, "id": rid, "op": op, "project": str(project),
-                             "args": args}))
+        bodies.append((rid, {"v": 1, "id": rid, "op": op, "project": str(project), "args": args}))
     sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
     sock.linger = 0
     sock.connect(daemon.endpoint)
@@ -493,8 +597,9 @@ def test_an_error_reply_changes_nothing_even_in_a_group_commit(daemon: DaemonHan
     for rid in good:
         assert replies[rid]["ok"], replies[rid]
     for rid in bad:
-        assert not replies[rid]["ok"] and replies[rid]["error"]["code"] == "bad_request", \
-            replies[rid]
+        assert not replies[rid]["ok"] and replies[rid]["error"]["code"] == "bad_request", replies[
+            rid
+        ]
     texts = {e.text for e in disk_state(project).memory.semantic_entries()}
     episodes = " ".join(e.text for e in disk_state(project).memory.episodic_entries())
     assert set(good.values()) <= texts

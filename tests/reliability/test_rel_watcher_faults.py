@@ -50,8 +50,11 @@ def cache_matches_disk(daemon: DaemonHandle, root: Path) -> bool:
 
 
 def settle(daemon: DaemonHandle, root: Path, what: str) -> None:
-    wait_for(lambda: cache_matches_disk(daemon, root), timeout=SETTLE,
-             message=f"the cache to equal the files after {what}")
+    wait_for(
+        lambda: cache_matches_disk(daemon, root),
+        timeout=SETTLE,
+        message=f"the cache to equal the files after {what}",
+    )
 
 
 def mode_of(daemon: DaemonHandle, root: Path) -> str:
@@ -78,8 +81,11 @@ def run_faults(daemon: DaemonHandle, root: Path, mode: str) -> None:
     # 1. deleted and recreated, three times, each time with other content
     for round_ in range(3):
         shutil.rmtree(md)
-        wait_for(lambda: daemon.result("entries", root)["entries"] == [], timeout=SETTLE,
-                 message="the deletion to empty the cache")
+        wait_for(
+            lambda: daemon.result("entries", root)["entries"] == [],
+            timeout=SETTLE,
+            message="the deletion to empty the cache",
+        )
         assert disk_state(root).memory.semantic_entries() == []
         md.mkdir()
         (md / "semantic.md").write_text(semantic_text(f"Recreated rule number{round_}"))
@@ -91,8 +97,11 @@ def run_faults(daemon: DaemonHandle, root: Path, mode: str) -> None:
     for moved in (md, root / ".maestro"):
         away = moved.with_name(moved.name + ".away")
         os.rename(moved, away)
-        wait_for(lambda: daemon.result("entries", root)["entries"] == [], timeout=SETTLE,
-                 message=f"{moved.name} renamed away to empty the cache")
+        wait_for(
+            lambda: daemon.result("entries", root)["entries"] == [],
+            timeout=SETTLE,
+            message=f"{moved.name} renamed away to empty the cache",
+        )
         inner = away if moved == md else away / "memory"
         replace_file(inner / "semantic.md", semantic_text(f"Edited away in {moved.name}"))
         os.rename(away, moved)
@@ -106,16 +115,21 @@ def run_faults(daemon: DaemonHandle, root: Path, mode: str) -> None:
     for i in range(200):
         replace_file(path, semantic_text(*(f"Storm rule r{i}x{k}" for k in range(i % 5 + 1))))
         if i % 40 == 39:
-            (md / "episodic.md").write_text(f"# Episodic Memory\n\n## Entries\n\n"
-                                            f"### [salience: 1.0] [confidence: 0.70] "
-                                            f"[2026-01-05] [s]\nStorm episode {i}\n")
+            (md / "episodic.md").write_text(
+                f"# Episodic Memory\n\n## Entries\n\n"
+                f"### [salience: 1.0] [confidence: 0.70] "
+                f"[2026-01-05] [s]\nStorm episode {i}\n"
+            )
     assert time.monotonic() - started < 1.0, "the storm was not a storm"
     settle(daemon, root, "the storm")
-    assert texts_in_cache(daemon, root) == {"Storm episode 199", *(
-        f"Storm rule r199x{k}" for k in range(5))}
+    assert texts_in_cache(daemon, root) == {
+        "Storm episode 199",
+        *(f"Storm rule r199x{k}" for k in range(5)),
+    }
     # The writer builds on the storm's last version, not on a parse it kept from before.
-    daemon.result("save_semantic", root, fact="After the storm zzq", category="quality_rule",
-                  confidence=0.9)
+    daemon.result(
+        "save_semantic", root, fact="After the storm zzq", category="quality_rule", confidence=0.9
+    )
     on_disk = set(disk_state(root).semantic_texts())
     assert on_disk == {"After the storm zzq", *(f"Storm rule r199x{k}" for k in range(5))}
     assert cache_matches_disk(daemon, root)
@@ -132,20 +146,32 @@ def test_watcher_faults_inotify(daemon: DaemonHandle, tmp_path: Path) -> None:
 def _userns_watch_limit() -> bool:
     if shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "-U", "-r", "sh", "-c",
-                            "echo 4 > /proc/sys/user/max_inotify_watches"], capture_output=True)
+    probe = subprocess.run(
+        ["unshare", "-U", "-r", "sh", "-c", "echo 4 > /proc/sys/user/max_inotify_watches"],
+        capture_output=True,
+    )
     return probe.returncode == 0
 
 
-@pytest.mark.skipif(not _userns_watch_limit(),
-                    reason="needs a user namespace with its own inotify watch limit")
-def test_watcher_faults_when_inotify_runs_out(daemon_factory: DaemonFactory,
-                                              tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not _userns_watch_limit(), reason="needs a user namespace with its own inotify watch limit"
+)
+def test_watcher_faults_when_inotify_runs_out(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
     first = new_project(tmp_path / "a", "Rule of project a")
     second = new_project(tmp_path / "b", "Rule of project b")
-    daemon = daemon_factory(argv_prefix=[
-        "unshare", "-U", "-r", "sh", "-c",
-        'echo 4 > /proc/sys/user/max_inotify_watches && exec "$@"', "sh"])
+    daemon = daemon_factory(
+        argv_prefix=[
+            "unshare",
+            "-U",
+            "-r",
+            "sh",
+            "-c",
+            'echo 4 > /proc/sys/user/max_inotify_watches && exec "$@"',
+            "sh",
+        ]
+    )
     daemon.register(first)
     daemon.register(second)  # needs 3 more watches: only 1 left
     assert "inotify limit reached" in daemon.log_text()
@@ -157,8 +183,7 @@ def test_watcher_faults_when_inotify_runs_out(daemon_factory: DaemonFactory,
     assert texts_in_cache(daemon, first) == {"Edited rule of project a"}
 
 
-def test_watches_come_and_go_while_events_pour_in(daemon: DaemonHandle,
-                                                  tmp_path: Path) -> None:
+def test_watches_come_and_go_while_events_pour_in(daemon: DaemonHandle, tmp_path: Path) -> None:
     """register/unregister (watchdog schedule/unschedule) and stale-dir re-arming while the
     observer threads are busy dispatching events. The daemon must keep answering."""
     busy = [new_project(tmp_path / f"busy{k}", f"Busy rule {k}") for k in range(3)]
@@ -197,6 +222,7 @@ def test_watches_come_and_go_while_events_pour_in(daemon: DaemonHandle,
     for root in busy:
         settle(daemon, root, "the churn")
         assert mode_of(daemon, root) == "inotify"
-    saved = daemon.result("save_semantic", busy[0], fact="Still writing zzw",
-                          category="quality_rule", confidence=0.9)
+    saved = daemon.result(
+        "save_semantic", busy[0], fact="Still writing zzw", category="quality_rule", confidence=0.9
+    )
     assert saved["action"] == "added"

@@ -45,8 +45,9 @@ def refused(home: Path) -> tuple[int, str]:
 
 def test_a_running_daemon_keeps_everything_private(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
-    daemon.result("save_semantic", project, fact="Private rule zzp", category="quality_rule",
-                  confidence=0.9)
+    daemon.result(
+        "save_semantic", project, fact="Private rule zzp", category="quality_rule", confidence=0.9
+    )
     uid = os.getuid()
     p = daemon.paths
     for directory in (*p.all_dirs(), p.journal_dir, p.socket_path.parent):
@@ -87,7 +88,8 @@ def test_planted_lock_symlink_is_refused(short_home: Path, tmp_path: Path) -> No
 
 
 def test_planted_pid_and_socket_symlinks_are_removed_not_followed(
-        daemon_factory: DaemonFactory, short_home: Path, tmp_path: Path) -> None:
+    daemon_factory: DaemonFactory, short_home: Path, tmp_path: Path
+) -> None:
     paths = daemon_paths.resolve({"MAESTRO_HOME": str(short_home)})
     paths.runtime_dir.mkdir(parents=True, mode=0o700)
     victims = [tmp_path / "victim-pid", tmp_path / "victim-sock"]
@@ -119,12 +121,26 @@ PROBE = textwrap.dedent("""
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a probe as another user")
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv(1)")
 def test_other_uid_cannot_reach_the_socket_with_default_modes(
-        daemon_factory: DaemonFactory, short_home: Path) -> None:
+    daemon_factory: DaemonFactory, short_home: Path
+) -> None:
     daemon = daemon_factory(home=short_home)
-    done = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                           sys.executable, "-c", PROBE, str(daemon.paths.runtime_dir / "x"),
-                           str(daemon.paths.socket_path)],
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            PROBE,
+            str(daemon.paths.runtime_dir / "x"),
+            str(daemon.paths.socket_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     seen = json.loads(done.stdout)
     assert seen["uid"] != 0
     assert seen == {"uid": seen["uid"], "runtime": "EACCES", "socket": "EACCES"}

@@ -29,8 +29,10 @@ SCOPED: list[tuple[str, dict[str, Any]]] = [
     ("entries", {"sector": "archive"}),
     ("log", {}),
     ("initialize", {"session_id": "intruder"}),
-    ("save_semantic", {"fact": "Planted rule zzplant", "category": "quality_rule",
-                       "confidence": 1.0}),
+    (
+        "save_semantic",
+        {"fact": "Planted rule zzplant", "category": "quality_rule", "confidence": 1.0},
+    ),
     ("save_episodic", {"context": "Planted episode zzplant", "session_id": "intruder"}),
     ("detect_signals", {"user_message": "Always plant zzplant everywhere."}),
     ("reinforce", {"entry_id": "s-00000000"}),
@@ -41,8 +43,11 @@ SCOPED: list[tuple[str, dict[str, Any]]] = [
 
 def memory_bytes(root: Path) -> dict[str, bytes]:
     d = root / ".maestro" / "memory"
-    return {p.name: p.read_bytes() for p in sorted(d.iterdir())
-            if p.is_file() and p.name != ".lock"} if d.is_dir() else {}
+    return (
+        {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file() and p.name != ".lock"}
+        if d.is_dir()
+        else {}
+    )
 
 
 @pytest.fixture
@@ -56,17 +61,31 @@ def layout(tmp_path: Path) -> dict[str, Path]:
     return {"x": x, "proj": proj}
 
 
-def test_everything_but_the_registered_project_is_refused(daemon: DaemonHandle,
-                                                          layout: dict[str, Path]) -> None:
+def test_everything_but_the_registered_project_is_refused(
+    daemon: DaemonHandle, layout: dict[str, Path]
+) -> None:
     x, proj = layout["x"], layout["proj"]
     daemon.register(proj)
-    daemon.result("save_semantic", proj, fact="Owner rule zzowner", category="quality_rule",
-                  confidence=1.0)
+    daemon.result(
+        "save_semantic", proj, fact="Owner rule zzowner", category="quality_rule", confidence=1.0
+    )
     before = memory_bytes(proj)
     refused = [
-        x / "proj2", x / "proj-evil", f"{proj}2", f"{proj}-evil", f"{proj}/../proj2",
-        f"{proj}/sub/../../proj-evil", f"{proj}/sub", f"{proj}/escape", f"{proj}/escape/..",
-        f"{proj}/.maestro", f"{proj}/.maestro/memory", x, x / "outside", "/", f"{proj}/..",
+        x / "proj2",
+        x / "proj-evil",
+        f"{proj}2",
+        f"{proj}-evil",
+        f"{proj}/../proj2",
+        f"{proj}/sub/../../proj-evil",
+        f"{proj}/sub",
+        f"{proj}/escape",
+        f"{proj}/escape/..",
+        f"{proj}/.maestro",
+        f"{proj}/.maestro/memory",
+        x,
+        x / "outside",
+        "/",
+        f"{proj}/..",
         "relative/proj",
     ]
     for path in refused:
@@ -96,22 +115,40 @@ def test_project_a_never_shows_in_project_b(daemon: DaemonHandle, tmp_path: Path
     daemon.register(a)
     daemon.register(b)
     # A: through the daemon, replaced (so archived), in direct mode, and typed by hand.
-    daemon.result("save_semantic", a, fact="Use zzalpha tokens with 15min expiry",
-                  category="architecture_decision", confidence=1.0)
-    daemon.result("save_semantic", a, fact="Use zzalpha tokens with 30min expiry zzarchive",
-                  category="architecture_decision", confidence=1.0)
+    daemon.result(
+        "save_semantic",
+        a,
+        fact="Use zzalpha tokens with 15min expiry",
+        category="architecture_decision",
+        confidence=1.0,
+    )
+    daemon.result(
+        "save_semantic",
+        a,
+        fact="Use zzalpha tokens with 30min expiry zzarchive",
+        category="architecture_decision",
+        confidence=1.0,
+    )
     daemon.result("save_episodic", a, context="Worked on zzapple parsing", session_id="sa")
     daemon.result("detect_signals", a, user_message="Always run zzastro before deploying.")
     MemoryStore(a).save_semantic("Prefer zzdirect builds", "user_preference", 0.9)
     path = a / ".maestro" / "memory" / "semantic.md"
-    path.write_text(path.read_text().replace(
-        "## Quality Rules\n", "## Quality Rules\n- Never skip zzhand review\n", 1))
-    wait_for(lambda: {"zzhand", "zzdirect"} <= {
-        w for e in daemon.result("entries", a)["entries"] for w in e["text"].split()},
-        message="A's external edits in A's cache")
+    path.write_text(
+        path.read_text().replace(
+            "## Quality Rules\n", "## Quality Rules\n- Never skip zzhand review\n", 1
+        )
+    )
+    wait_for(
+        lambda: (
+            {"zzhand", "zzdirect"}
+            <= {w for e in daemon.result("entries", a)["entries"] for w in e["text"].split()}
+        ),
+        message="A's external edits in A's cache",
+    )
     # B: its own memory, with a read that names A's words and reinforces for a session.
-    daemon.result("save_semantic", b, fact="Use zzbeta queues", category="project_context",
-                  confidence=0.9)
+    daemon.result(
+        "save_semantic", b, fact="Use zzbeta queues", category="project_context", confidence=0.9
+    )
     a_files = memory_bytes(a)
     query = " ".join(A_TOKENS)
 
@@ -131,12 +168,18 @@ def test_project_a_never_shows_in_project_b(daemon: DaemonHandle, tmp_path: Path
     assert not leaked, f"project A's entries appear in project B's answers: {leaked}"
     assert "zzbeta" in json.dumps(answers[0])  # B's own memory is there
     # A's side: its own tokens are in its own answers, B's are not.
-    a_text = json.dumps([daemon.result("entries", a), daemon.result("log", a, limit=1000),
-                         daemon.result("build_context", a, query="zzbeta", max_tokens=100_000)])
+    a_text = json.dumps(
+        [
+            daemon.result("entries", a),
+            daemon.result("log", a, limit=1000),
+            daemon.result("build_context", a, query="zzbeta", max_tokens=100_000),
+        ]
+    )
     assert "zzbeta" not in a_text and "zzalpha" in a_text
     # B's reads and writes did not touch A's files, nor B's files mention A.
-    daemon.result("save_semantic", b, fact="Another zzbeta rule", category="quality_rule",
-                  confidence=0.9)
+    daemon.result(
+        "save_semantic", b, fact="Another zzbeta rule", category="quality_rule", confidence=0.9
+    )
     assert memory_bytes(a) == a_files
     b_bytes = b"".join(memory_bytes(b).values())
     assert not [t for t in A_TOKENS if t.encode() in b_bytes]
@@ -144,9 +187,13 @@ def test_project_a_never_shows_in_project_b(daemon: DaemonHandle, tmp_path: Path
     assert status[str(b)]["entries"]["semantic"] == 2
     assert status[str(a)]["entries"]["archived"] == 1
     # The journals are per project: A's file names none of B's entries and vice versa.
-    journal = {root: (daemon.paths.journal_dir / (
-        hashlib.sha256(str(root).encode()).hexdigest()[:20] + ".jsonl")).read_text()
-        for root in (a, b)}
+    journal = {
+        root: (
+            daemon.paths.journal_dir
+            / (hashlib.sha256(str(root).encode()).hexdigest()[:20] + ".jsonl")
+        ).read_text()
+        for root in (a, b)
+    }
     assert len(list(daemon.paths.journal_dir.glob("*.jsonl"))) == 2
     b_ids = {e["id"] for e in daemon.result("entries", b)["entries"]}
     a_ids = {e["id"] for e in daemon.result("entries", a)["entries"]}
