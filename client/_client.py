@@ -37,7 +37,7 @@ from .errors import (
 if TYPE_CHECKING:
     import zmq
 
-    from ..daemon.paths import Paths
+    from ..common.paths import Paths
 
 Result = dict[str, Any]
 Via = Literal["daemon", "direct"]
@@ -136,7 +136,7 @@ class Client:
         if self._paths is None:
             import warnings
 
-            from ..daemon import paths
+            from ..common import paths
 
             with warnings.catch_warnings():
                 # platformdirs warns when XDG_RUNTIME_DIR is unset and it falls back to /tmp;
@@ -272,7 +272,7 @@ class Client:
         Raises ``RequestError`` for a coded error reply, ``DaemonUnavailable`` when the op needs
         a daemon that is not there (or did not answer), ``ProtocolError`` for a garbled reply.
         """
-        from ..daemon.protocol import GLOBAL_OPS
+        from ..common.protocol import GLOBAL_OPS
 
         payload = dict(args or {})
         is_memory_op = op in MEMORY_OP_NAMES
@@ -327,8 +327,8 @@ class Client:
 
     # -- direct mode -------------------------------------------------------------------------
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
-        from ..daemon import ops
-        from ..daemon.protocol import CONFLICT, INTERNAL, OpError
+        from ..common import ops
+        from ..common.protocol import CONFLICT, INTERNAL, OpError
 
         assert project is not None
         try:
@@ -397,7 +397,7 @@ class Client:
     def _roundtrip(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         import zmq
 
-        from ..daemon.protocol import encode_request
+        from ..common.protocol import encode_request
 
         req_id = self._next_id()
         frame = encode_request(req_id, op, project, args, pid=self._pid)
@@ -434,7 +434,7 @@ def _repeatable(op: str, args: Mapping[str, Any]) -> bool:
     ``initialize`` is idempotent per session id; without one the daemon makes up a new session
     each time, and a second attempt would decay the memory twice.
     """
-    from ..daemon.protocol import IDEMPOTENT_OPS
+    from ..common.protocol import IDEMPOTENT_OPS
 
     if op == "initialize" and args.get("session_id") is None:
         return False
@@ -456,7 +456,7 @@ def _decode_reply(frame: bytes) -> dict[str, Any]:
 
 
 def _unwrap(reply: dict[str, Any]) -> Result:
-    from ..daemon.protocol import SUPPORTED_VERSIONS
+    from ..common.protocol import SUPPORTED_VERSIONS
 
     if reply.get("v") not in SUPPORTED_VERSIONS:
         raise ProtocolError(

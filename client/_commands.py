@@ -26,7 +26,7 @@ from .errors import DaemonNotRunning, DaemonTimeout, MaestroError
 if TYPE_CHECKING:
     import subprocess
 
-    from ..daemon.paths import Paths
+    from ..common.paths import Paths
     from ._service import ServiceManager
 
 EXIT_OK = 0

@@ -94,7 +94,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def log_path() -> Path:
-    from ..daemon import paths
+    from ..common import paths
 
     return paths.resolve().log_dir / LOG_NAME
 

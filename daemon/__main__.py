@@ -13,9 +13,9 @@ import os
 import sys
 from pathlib import Path
 
+from ..common.paths import Paths, resolve
 from .config import ConfigError, load_config
 from .handlers import package_version
-from .paths import Paths, resolve
 from .rundir import InstanceLock, StartupError, prepare_dirs
 from .scheduler import build_trigger
 

@@ -19,10 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import psutil  # type: ignore[import-untyped]
 
-from ..core.memory import Memory, MemoryView
-from ..core.store import MemoryStore
-from .ops import MEMORY_OPS, OpSpec, dispatch_memory_op, opt_int, opt_str, resolve_project
-from .protocol import (
+from ..common.ops import MEMORY_OPS, OpSpec, dispatch_memory_op, opt_int, opt_str, resolve_project
+from ..common.protocol import (
     BAD_REQUEST,
     CONFLICT,
     GLOBAL_OPS,
@@ -32,6 +30,8 @@ from .protocol import (
     OpError,
     Request,
 )
+from ..core.memory import Memory, MemoryView
+from ..core.store import MemoryStore
 from .writer import Closed, MemoryJob, ReplyTo, TaskJob
 
 if TYPE_CHECKING:

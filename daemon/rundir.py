@@ -19,7 +19,7 @@ import stat
 import time
 from pathlib import Path
 
-from .paths import SUN_PATH_MAX, Paths
+from ..common.paths import SUN_PATH_MAX, Paths
 
 LOCK_GRACE_SECONDS = 0.25
 

@@ -30,14 +30,9 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]
 import zmq
 
-from . import handlers
-from .cache import ReadCache
-from .config import Config, ConfigError, load_config
-from .journal import Journal
-from .metrics import Metrics
-from .ops import check_args
-from .paths import Paths
-from .protocol import (
+from ..common.ops import check_args
+from ..common.paths import Paths
+from ..common.protocol import (
     BAD_REQUEST,
     INTERNAL,
     SHUTTING_DOWN,
@@ -48,6 +43,11 @@ from .protocol import (
     ok_reply,
     request_id,
 )
+from . import handlers
+from .cache import ReadCache
+from .config import Config, ConfigError, load_config
+from .journal import Journal
+from .metrics import Metrics
 from .registry import Registry
 from .scheduler import MaintenanceScheduler
 from .sdnotify import notify

@@ -35,14 +35,14 @@ from typing import Any
 
 import zmq
 
+from ..common.ops import Args, core_errors, dispatch_memory_op
+from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
 from ..core import fsio
 from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import MemoryWriteError
 from ..core.store import CHANGED_RETRIES, READ_NAMES, MemoryStore, today
 from . import journal as jr
 from .cache import ReadCache
-from .ops import Args, core_errors, dispatch_memory_op
-from .protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
 
 log = logging.getLogger("maestrod")
 
