@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
 from .errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -44,22 +45,6 @@ Via = Literal["daemon", "direct"]
 DEFAULT_TIMEOUT = 2.0
 REQUIRE_DAEMON_ENV = "MAESTRO_REQUIRE_DAEMON"
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-
-# Ops that change or read one project's memory: these run in direct mode when no daemon runs.
-# The authoritative list is ``ops.MEMORY_OPS``; this copy only spares the daemon path from
-# importing the core, and a test checks that the two agree.
-MEMORY_OP_NAMES: frozenset[str] = frozenset(
-    {
-        "initialize",
-        "build_context",
-        "save_semantic",
-        "save_episodic",
-        "detect_signals",
-        "reinforce",
-        "maintenance",
-        "entries",
-    }
-)
 
 
 def require_daemon_from_env(env: Mapping[str, str] | None = None) -> bool:

@@ -108,6 +108,20 @@ class Server:
         self.scheduler = MaintenanceScheduler(
             config, paths.jobs_path, self._submit_maintenance, self.registry.projects
         )
+        self.services = handlers.Services(
+            paths=paths,
+            registry=self.registry,
+            cache=self.cache,
+            journal=self.journal,
+            metrics=self.metrics,
+            writer=self.writer,
+            watcher=self.watcher,
+            scheduler=self.scheduler,
+            process=self.process,
+            started_at=self.started_at,
+            stopping=lambda: self.stopping,
+            request_shutdown=self.request_shutdown,
+        )
         self.router: zmq.Socket[Any] | None = None
         self._wake_r, self._wake_w = socket.socketpair()
         self._pending_signals: list[int] = []
@@ -278,7 +292,7 @@ class Server:
                 )
             check_args(spec.args, request.args)
             project = handlers.resolve_scope(spec, request, self.registry.projects())
-            call = handlers.Call(self, request, project, route, started)
+            call = handlers.Call(self.services, request, project, route, started)
             result = spec.handler(call)
         except OpError as exc:
             if exc.code in (BAD_REQUEST, UNKNOWN_OP):
