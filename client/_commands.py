@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..common import layout
 from . import _output as out
 from ._client import DEFAULT_TIMEOUT, Client
 
@@ -55,16 +56,10 @@ class UsageProblem(Exception):
 
 # -- context and outcome -----------------------------------------------------------------------
 def find_project(start: str) -> str:
-    """The nearest directory at or above ``start`` holding ``.maestro/``, else ``start``."""
-    origin = os.path.abspath(start)
-    current = origin
-    while True:
-        if os.path.isdir(os.path.join(current, ".maestro")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return origin
-        current = parent
+    """The nearest directory at or above ``start`` holding ``.maestro/``, else ``start``
+    itself: ``maestroctl init`` in a fresh directory makes the memory there."""
+    found = layout.find_project(start)
+    return os.path.abspath(start) if found is None else str(found)
 
 
 @dataclass
@@ -512,7 +507,7 @@ def _paths_result(ctx: Context) -> dict[str, Any]:
         "maestrod": str(find_maestrod() or "") or None,
         "service_file": str(manager.service_file),
         "project": ctx.project,
-        "memory_dir": os.path.join(ctx.project, ".maestro", "memory"),
+        "memory_dir": str(layout.memory_dir(ctx.project)),
     }
 
 
@@ -738,9 +733,7 @@ class _Doctor:
                     f"{path} is registered but does not exist",
                     f"maestroctl unregister {path}",
                 )
-            elif not item.get(
-                "memory_dir_exists", os.path.isdir(os.path.join(path, ".maestro", "memory"))
-            ):
+            elif not item.get("memory_dir_exists", layout.memory_dir(path).is_dir()):
                 missing += 1
                 self.add(
                     "project",
@@ -757,7 +750,7 @@ class _Doctor:
             )
 
     def current_project(self) -> None:
-        memory_dir = os.path.join(self.ctx.project, ".maestro", "memory")
+        memory_dir = str(layout.memory_dir(self.ctx.project))
         if not os.path.isdir(memory_dir):
             return
         try:

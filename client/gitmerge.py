@@ -19,17 +19,19 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..common import layout
+
 if TYPE_CHECKING:
     from ..core.markdown import FileKind
 
 DRIVER_NAME = "maestro-memory"
 DRIVER_TITLE = "Maestro Memory entry-level merge"
-ATTRIBUTE_PATTERN = ".maestro/memory/*.md"
+ATTRIBUTE_PATTERN = f"{layout.MEMORY_DIR}/*.md"
 ATTRIBUTE_LINE = f"{ATTRIBUTE_PATTERN} merge={DRIVER_NAME}"
 KIND_BY_NAME: dict[str, FileKind] = {
-    "semantic.md": "semantic",
-    "episodic.md": "episodic",
-    "archive.md": "archive",
+    layout.MEMORY_FILES["semantic"]: "semantic",
+    layout.MEMORY_FILES["episodic"]: "episodic",
+    layout.MEMORY_FILES["archive"]: "archive",
 }
 EXIT_CLEAN = 0
 EXIT_CONFLICT = 1
@@ -253,11 +255,10 @@ def git_setup_missing(project_root: Path | str) -> str | None:
         if not program or shutil.which(program) is None:
             problems.append(f"the configured merge driver program {program!r} does not exist")
     try:
-        rel = (root_path.resolve() / ".maestro" / "memory" / "semantic.md").relative_to(
-            root.resolve()
-        )
+        semantic = layout.memory_dir(root_path.resolve()) / layout.MEMORY_FILES["semantic"]
+        rel = semantic.relative_to(root.resolve())
     except ValueError:
-        rel = Path(".maestro/memory/semantic.md")
+        rel = Path(layout.MEMORY_DIR) / layout.MEMORY_FILES["semantic"]
     attr = _git(["check-attr", "merge", "--", str(rel)], cwd=root, check=False)
     if not attr.strip().endswith(f": merge: {DRIVER_NAME}"):
         problems.append(f"{rel} has no 'merge={DRIVER_NAME}' attribute")

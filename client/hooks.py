@@ -34,6 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ..common import layout
+from ..common.layout import find_project
 from .errors import DaemonTimeout, MaestroError
 
 if TYPE_CHECKING:
@@ -63,15 +65,6 @@ class _Skip(Exception):
 
 class _Deadline(BaseException):
     """The watchdog fired: stop whatever is running (a BaseException, so nothing swallows it)."""
-
-
-def find_project(start: str | os.PathLike[str]) -> Path | None:
-    """The nearest directory at or above ``start`` that holds ``.maestro/``."""
-    here = Path(os.path.abspath(os.path.expanduser(os.fspath(start))))
-    for candidate in (here, *here.parents):
-        if (candidate / ".maestro").is_dir():
-            return candidate
-    return None
 
 
 def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
@@ -501,7 +494,7 @@ def integrate_claude(
     if remove:
         return f"removed Maestro Memory's hooks from {path}"
     report = f"added Maestro Memory's hooks to {path}"
-    if scope == "project" and not (path.parent.parent / ".maestro").is_dir():
+    if scope == "project" and not (path.parent.parent / layout.MAESTRO_DIR).is_dir():
         report += (
             f"\nnote: {path.parent.parent} has no .maestro/ yet; the hooks stay silent "
             "until it exists (mkdir it, or save a first memory with maestroctl)"

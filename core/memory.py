@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..common import layout
 from . import context as ctx
 from . import rules
 from .contradiction import classify, same_rule
@@ -59,11 +60,11 @@ from .model import (
 from .signals import detect_signals
 
 FILES: dict[FileKind, str] = {
-    "semantic": "semantic.md",
-    "episodic": "episodic.md",
-    "archive": "archive.md",
+    "semantic": layout.MEMORY_FILES["semantic"],
+    "episodic": layout.MEMORY_FILES["episodic"],
+    "archive": layout.MEMORY_FILES["archive"],
 }
-STATE_FILE = ".state.json"
+STATE_FILE = layout.STATE_FILE
 SECTORS: tuple[Sector, Sector] = ("semantic", "episodic")
 LEDGER_LIMIT = 2000
 RESULT_CACHE = 256  # context results kept per snapshot

@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..common import layout
+
 Sector = Literal["semantic", "episodic"]
 SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
 EntryState = Literal["active", "flagged", "contradicted"]
@@ -21,7 +23,8 @@ CATEGORY_HEADINGS: dict[str, str] = {
     "quality_rule": "Quality Rules",
     "project_context": "Project Context",
 }
-CATEGORIES: tuple[str, ...] = tuple(CATEGORY_HEADINGS)
+CATEGORIES: tuple[str, ...] = layout.CATEGORIES
+assert tuple(CATEGORY_HEADINGS) == CATEGORIES, "common/layout.py and the headings disagree"
 HEADING_CATEGORIES: dict[str, str] = {v.lower(): k for k, v in CATEGORY_HEADINGS.items()}
 
 # The spec's numbers, in one place.

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from ..common import layout
 from . import fsio
 from .memory import FILES, STATE_FILE, Memory, Settings
 from .model import (
@@ -55,7 +56,7 @@ class MemoryStore:
         clock: Callable[[], str] = today,
     ) -> None:
         self.root = Path(project_root)
-        self.memory_dir = self.root / ".maestro" / "memory"
+        self.memory_dir = layout.memory_dir(self.root)
         self.settings = settings if settings is not None else Settings()
         self.clock = clock
         self._basis: tuple[fsio.FileSignature | None, ...] | None = None
