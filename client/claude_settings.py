@@ -191,19 +191,10 @@ def integrate_claude(
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.maestro-{os.getpid()}")
+    from ..core import fsio
+
     try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fsio.write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise IntegrationError(f"cannot write {path}: {exc}") from exc

@@ -162,12 +162,11 @@ def run_merge_driver(
         )
     except Exception as exc:  # a bug must not lose theirs: let git's own line merge run
         return _plain_merge(a, o, b, f"entry-level merge failed ({type(exc).__name__}: {exc})")
-    tmp = a.with_name(f".{a.name}.maestro-merge-{os.getpid()}")
+    from ..core import fsio
+
     try:
-        tmp.write_bytes(_encode(result.text))
-        os.replace(tmp, a)
+        fsio.write_atomic(a, _encode(result.text))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         sys.stderr.write(f"maestro-memory merge-driver: cannot write {a}: {exc}\n")
         return EXIT_ERROR
     where = path_name or kind
@@ -223,9 +222,9 @@ def git_setup(path: Path | str, program: str | None = None) -> list[str]:
         done.append(f"{attributes}: already has '{ATTRIBUTE_LINE}'")
     else:
         sep = "" if not existing or existing.endswith("\n") else "\n"
-        tmp = attributes.with_name(f".gitattributes.maestro-{os.getpid()}")
-        tmp.write_text(existing + sep + ATTRIBUTE_LINE + "\n", encoding="utf-8")
-        os.replace(tmp, attributes)
+        from ..core import fsio
+
+        fsio.write_atomic(attributes, (existing + sep + ATTRIBUTE_LINE + "\n").encode("utf-8"))
         done.append(
             f"{attributes}: added '{ATTRIBUTE_LINE}' (commit it so collaborators "
             "merge the same way; each clone runs 'maestroctl git-setup' once)"

@@ -42,14 +42,16 @@ class _Doctor:
 
     def directories(self) -> None:
         p = self.ctx.paths
-        for label, path, private in (
-            ("runtime dir", p.runtime_dir, True),
-            ("state dir", p.state_dir, False),
-            ("config dir", p.config_dir, False),
-            ("log dir", p.log_dir, False),
+        from ...common.paths import dir_problem
+
+        for label, path in (
+            ("runtime dir", p.runtime_dir),
+            ("state dir", p.state_dir),
+            ("config dir", p.config_dir),
+            ("log dir", p.log_dir),
         ):
             try:
-                st = os.stat(path)
+                st = os.lstat(path)
             except FileNotFoundError:
                 self.add(label, "ok", f"{path} does not exist yet (maestrod creates it)")
                 continue
@@ -61,32 +63,10 @@ class _Doctor:
                     f"check the permissions of {path.parent}",
                 )
                 continue
-            import stat as stat_mod
-
-            if not stat_mod.S_ISDIR(st.st_mode):
-                self.add(label, "fail", f"{path} is not a directory", f"remove or rename {path}")
-            elif st.st_uid != os.getuid():
-                self.add(
-                    label,
-                    "fail",
-                    f"{path} belongs to uid {st.st_uid}, not to you",
-                    f"remove it (as its owner) or fix it: chown {os.getuid()} {path}",
-                )
-            elif private and st.st_mode & 0o077:
-                self.add(
-                    label,
-                    "fail",
-                    f"{path} is open to other users "
-                    f"(mode {st.st_mode & 0o777:o}); maestrod refuses to start",
-                    f"chmod 700 {path}",
-                )
-            elif st.st_mode & 0o022:
-                self.add(
-                    label,
-                    "fail",
-                    f"{path} is writable by other users (mode {st.st_mode & 0o777:o})",
-                    f"chmod go-w {path}",
-                )
+            problem = dir_problem(path, st)
+            if problem is not None:
+                what, fix = problem
+                self.add(label, "fail", f"{what}; maestrod refuses to start", fix)
             elif not os.access(path, os.W_OK | os.X_OK):
                 self.add(label, "fail", f"{path} is not writable by you", f"chmod u+rwx {path}")
             else:
