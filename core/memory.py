@@ -10,7 +10,6 @@ the state exactly as it was.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import uuid
@@ -185,11 +184,6 @@ class Memory:
             today=today,
             settings=settings,
         )
-
-    def clone(self) -> Memory:
-        """An independent copy (the daemon mutates a clone, then swaps it in)."""
-        twin = copy.deepcopy(self)
-        return twin
 
     def changed_files(self) -> dict[str, str]:
         out = {FILES[k]: d.render() for k, d in self.docs.items() if d.changed}
