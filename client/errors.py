@@ -10,13 +10,13 @@
     └── ProtocolError             a reply that does not follow protocol v1
 
 Direct mode raises the same ``RequestError`` codes the daemon would send, because it runs the
-same op handlers (``daemon/ops.py``).
+same op handlers (``common/ops.py``).
 """
 
 from __future__ import annotations
 
 # Codes the client uses for failures that never reached a handler; the protocol's own codes
-# (``daemon/protocol.py``) travel in ``RequestError.code`` unchanged.
+# (``common/protocol.py``) travel in ``RequestError.code`` unchanged.
 DAEMON_UNAVAILABLE = "daemon_unavailable"
 DAEMON_TIMEOUT = "daemon_timeout"
 PROTOCOL_ERROR = "protocol_error"
