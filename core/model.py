@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..common import layout
+from ..common.errors import MaestroError
 
 Sector = Literal["semantic", "episodic"]
 SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
@@ -42,20 +43,29 @@ ARCHIVE_ORIGINAL = 0.5  # removal of an entry that was ever above this archives 
 REINFORCED_BY_REVIEW = 0.5
 
 
-class MemoryError_(ValueError):
-    """Base of the core's own errors (a ValueError: bad input changes nothing)."""
+class MemoryError_(MaestroError, ValueError):
+    """Base of the core's input errors (a ValueError: bad input changes nothing). The whole
+    error tree, from ``MaestroError`` down, is drawn in ``common/errors.py``."""
+
+    code = "bad_request"
 
 
 class NotFoundError(MemoryError_):
     """An entry id that names no entry."""
 
+    code = "not_found"
+
 
 class RejectedError(MemoryError_):
     """A well-formed request the memory refuses (e.g. a decision for an entry not flagged)."""
 
+    code = "rejected"
 
-class MemoryWriteError(OSError):
+
+class MemoryWriteError(MaestroError, OSError):
     """Writing the memory files failed; the previous files are intact."""
+
+    code = "internal"
 
 
 def validate_confidence(value: object, *, name: str = "confidence") -> float:
