@@ -24,9 +24,22 @@ import os
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
+from ..common.replies import (
+    ContextReply,
+    EntriesReply,
+    EntryReply,
+    HelloReply,
+    LogReply,
+    PingReply,
+    ProjectsReply,
+    RegisterReply,
+    ShutdownReply,
+    SignalsReply,
+    UnregisterReply,
+)
 from .errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -139,25 +152,25 @@ class Client:
         return daemon_listening(*self._probe_paths)
 
     # -- the ops -----------------------------------------------------------------------------
-    def hello(self) -> Result:
-        return self.call("hello")
+    def hello(self) -> HelloReply:
+        return cast(HelloReply, self.call("hello"))
 
-    def ping(self) -> Result:
-        return self.call("ping")
+    def ping(self) -> PingReply:
+        return cast(PingReply, self.call("ping"))
 
     def status(self) -> Result:
         return self.call("status")
 
-    def register(self, path: str | os.PathLike[str] | None = None) -> Result:
+    def register(self, path: str | os.PathLike[str] | None = None) -> RegisterReply:
         target = self._project_path(path)
-        return self.call("register", {"path": target})
+        return cast(RegisterReply, self.call("register", {"path": target}))
 
-    def unregister(self, path: str | os.PathLike[str] | None = None) -> Result:
+    def unregister(self, path: str | os.PathLike[str] | None = None) -> UnregisterReply:
         target = self._project_path(path)
-        return self.call("unregister", {"path": target}, project=target)
+        return cast(UnregisterReply, self.call("unregister", {"path": target}, project=target))
 
-    def projects(self) -> Result:
-        return self.call("projects")
+    def projects(self) -> ProjectsReply:
+        return cast(ProjectsReply, self.call("projects"))
 
     def initialize(
         self, session_id: str | None = None, *, project: str | os.PathLike[str] | None = None
@@ -172,9 +185,9 @@ class Client:
         session_id: str | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> ContextReply:
         args = _drop_none(task=task, query=query, max_tokens=max_tokens, session_id=session_id)
-        return self.call("build_context", args, project=project)
+        return cast(ContextReply, self.call("build_context", args, project=project))
 
     def save_semantic(
         self,
@@ -194,9 +207,9 @@ class Client:
         confidence: float | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> EntryReply:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
-        return self.call("save_episodic", args, project=project)
+        return cast(EntryReply, self.call("save_episodic", args, project=project))
 
     def detect_signals(
         self,
@@ -204,9 +217,9 @@ class Client:
         assistant_response: str | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> SignalsReply:
         args = _drop_none(user_message=user_message, assistant_response=assistant_response)
-        return self.call("detect_signals", args, project=project)
+        return cast(SignalsReply, self.call("detect_signals", args, project=project))
 
     def reinforce(
         self,
@@ -214,9 +227,10 @@ class Client:
         confirmed: bool = False,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
-        return self.call(
-            "reinforce", {"entry_id": entry_id, "confirmed": confirmed}, project=project
+    ) -> EntryReply:
+        return cast(
+            EntryReply,
+            self.call("reinforce", {"entry_id": entry_id, "confirmed": confirmed}, project=project),
         )
 
     def maintenance(
@@ -233,16 +247,16 @@ class Client:
 
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None
-    ) -> Result:
-        return self.call("entries", _drop_none(sector=sector), project=project)
+    ) -> EntriesReply:
+        return cast(EntriesReply, self.call("entries", _drop_none(sector=sector), project=project))
 
     def log(
         self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
-    ) -> Result:
-        return self.call("log", _drop_none(limit=limit), project=project)
+    ) -> LogReply:
+        return cast(LogReply, self.call("log", _drop_none(limit=limit), project=project))
 
-    def shutdown(self) -> Result:
-        return self.call("shutdown")
+    def shutdown(self) -> ShutdownReply:
+        return cast(ShutdownReply, self.call("shutdown"))
 
     # -- dispatch ----------------------------------------------------------------------------
     def call(

@@ -30,7 +30,7 @@ import time
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ..common.layout import find_project
 from .errors import DaemonTimeout, MaestroError
@@ -38,6 +38,7 @@ from .errors import DaemonTimeout, MaestroError
 if TYPE_CHECKING:
     from ._client import Client
 
+R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
 HOOK_EVENT_NAMES: dict[str, str] = {
     "session-start": "SessionStart",
@@ -170,7 +171,7 @@ class _Memory:
         self.event = event
         self.client = Client(project, timeout=DAEMON_TIMEOUT, retries=0)
 
-    def call(self, op: Callable[[Client], dict[str, Any]], *, repeatable: bool) -> dict[str, Any]:
+    def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
         """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
         try:
             return op(self.client)

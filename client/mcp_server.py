@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,9 +37,9 @@ INSTRUCTIONS = (
 )
 
 
-def _run(op: Callable[[], Result]) -> Result:
+def _run(op: Callable[[], Mapping[str, Any]]) -> Result:
     try:
-        return op()
+        return dict(op())
     except MaestroError as exc:
         raise ToolError(str(exc)) from exc
 

@@ -18,7 +18,7 @@ import argparse
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +112,7 @@ class Context:
 
 @dataclass
 class Outcome:
-    result: dict[str, Any]
+    result: Mapping[str, Any]  # JSON-safe; a Client reply (TypedDict) as it came
     text: str = ""
     exit_code: int = EXIT_OK
     via: str | None = None
@@ -125,7 +125,7 @@ class Outcome:
         return cls({}, exit_code=exit_code, printed=True)
 
 
-def memory_outcome(ctx: Context, result: dict[str, Any], text: str, notice: str = "") -> Outcome:
+def memory_outcome(ctx: Context, result: Mapping[str, Any], text: str, notice: str = "") -> Outcome:
     return Outcome(result, text, via=ctx.client().last_via, project=ctx.project, notice=notice)
 
 

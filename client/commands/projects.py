@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from .. import _output as out
@@ -16,7 +17,7 @@ from .base import (
 
 
 # -- projects ----------------------------------------------------------------------------------
-def _project_paths(result: dict[str, Any]) -> list[str]:
+def _project_paths(result: Mapping[str, Any]) -> list[str]:
     items = result.get("projects") or []
     paths = []
     for item in items:
