@@ -5,6 +5,7 @@
 * ``mcp``                      -- the MCP server over stdio (``client/mcp_server.py``).
 * ``merge-driver %O %A %B [%P]`` -- git's merge driver for the memory files (``gitmerge.py``).
 * ``git-setup``                -- register that driver in the current clone.
+* ``ui``                       -- the memory in a browser (``maestro_memory.ui``).
 
 ``add_integration_commands(subparsers)`` registers them on ``maestroctl``'s parser; each sets
 ``func``, which takes the parsed namespace and returns the exit status. The modules behind the
@@ -112,6 +113,19 @@ def add_integration_commands(subparsers: argparse._SubParsersAction[Any]) -> Non
     )
     p.set_defaults(func=_run_git_setup)
 
+    p = subparsers.add_parser(
+        "ui",
+        help="look at the memory in a browser (a local page on 127.0.0.1)",
+        description="Serve a page showing the project's memory on 127.0.0.1 and print its URL "
+        "(with a one-time access token) on the first line; serve until Ctrl-C. Needs "
+        "'pip install maestro-memory[ui]'.",
+    )
+    _project_arg(p)
+    from ..ui import add_arguments as _ui_arguments
+
+    _ui_arguments(p)
+    p.set_defaults(func=_run_ui)
+
 
 # -- the commands ------------------------------------------------------------------------------
 def _run_hook(ns: argparse.Namespace) -> int:
@@ -143,6 +157,12 @@ def _run_mcp(ns: argparse.Namespace) -> int:
         sys.stderr.write(MCP_INSTALL_HINT + "\n")
         return 1
     return serve(_project_of(ns))
+
+
+def _run_ui(ns: argparse.Namespace) -> int:
+    from ..ui import run_ui
+
+    return run_ui(ns)
 
 
 def _run_merge_driver(ns: argparse.Namespace) -> int:
