@@ -4,7 +4,8 @@
 uvicorn, the real socket), reads the URL from its first line of stdout with a deadline, and
 stops it with SIGTERM at teardown, checking that it exits 0. ``browser`` is Debian's headless
 chromium driven by Playwright (Playwright cannot download its own browser here); the browser
-tests skip, saying why, only when ``/usr/bin/chromium`` is missing (``.ci/run`` installs it).
+tests skip, saying why, only when ``/usr/bin/chromium`` is missing (``.ci/run`` installs it,
+and sets ``MAESTRO_REQUIRE_BROWSER=1`` so that a missing browser fails CI instead).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import CHROMIUM, CHROMIUM_ARGS, UiServer, seed, start_ui
+from ui_support import CHROMIUM, CHROMIUM_ARGS, REQUIRE_BROWSER_ENV, UiServer, seed, start_ui
 
 from maestro_memory.client import Client
 
@@ -60,7 +61,10 @@ def ui_server(
 @pytest.fixture(scope="session")
 def playwright_browser() -> Iterator[Any]:
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)")
+        reason = f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)"
+        if os.environ.get(REQUIRE_BROWSER_ENV) == "1":
+            pytest.fail(f"{reason}, and {REQUIRE_BROWSER_ENV}=1 requires the browser tests")
+        pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -11,6 +11,8 @@ import http.client
 import json
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -257,3 +259,27 @@ def test_a_project_outside_the_list_is_refused(ui_server: UiServer, tmp_path: Pa
         ui_server, "GET", f"/api/overview?project={other}", headers={"Cookie": cookie}
     )
     assert status == 404 and b"Secret" not in body
+
+
+@pytest.mark.parametrize("missing", ["starlette", "uvicorn"])
+def test_without_the_extra_the_command_says_how_to_install_it(
+    missing: str, project: Path, ui_env: dict[str, str], tmp_path: Path
+) -> None:
+    # A real 'pip uninstall' would break the other tests; a module that fails to import the
+    # way an absent package does is the closest honest stand-in.
+    shadow = tmp_path / "shadow"
+    (shadow / missing).mkdir(parents=True)
+    (shadow / missing / "__init__.py").write_text(
+        f"raise ModuleNotFoundError('No module named {missing}', name={missing!r})\n"
+    )
+    env = {**ui_env, "PYTHONPATH": str(shadow)}
+    done = subprocess.run(
+        [sys.executable, "-m", "maestro_memory.client.cli", "-C", str(project), "ui", "--no-open"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "pip install 'maestro-memory[ui]'" in done.stderr
+    assert done.stdout == ""

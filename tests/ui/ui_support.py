@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from maestro_memory.client import Client
 
 CHROMIUM = "/usr/bin/chromium"
+REQUIRE_BROWSER_ENV = "MAESTRO_REQUIRE_BROWSER"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -40,40 +41,33 @@ HOSTILE = (
 )
 
 
-def seed(project: Path, client: Client) -> dict[str, str]:
-    """A realistic memory; returns the ids of a few entries by role."""
+def seed(project: Path, client: Client, *, hostile: bool = True) -> dict[str, str]:
+    """A realistic memory (plus one hostile entry); returns the ids of entries by role."""
     ids: dict[str, str] = {}
 
     def sem(role: str, fact: str, category: str, confidence: float) -> None:
         result = client.save_semantic(fact, category, confidence, project=project)
         ids[role] = result["entry"]["id"]
 
-    client.initialize("seed-1", project=project)
-    sem("tests", "Always run the tests before committing", "quality_rule", 1.0)
-    sem(
-        "pref",
-        "Prefers small focused pull requests with a why in the message",
+    pref, arch, rule, ctx = (
         "user_preference",
-        0.9,
-    )
-    sem(
-        "auth",
-        "JWT auth with 15 min expiry, refresh token in an HttpOnly cookie",
         "architecture_decision",
-        0.95,
+        "quality_rule",
+        "project_context",
     )
-    sem(
-        "supabase",
-        "Supabase Auth chosen over Auth0 for cost and integration",
-        "architecture_decision",
-        0.6,
-    )
-    sem("ci", "CI runs on GitHub Actions and must pass before merge", "project_context", 0.9)
-    sem(
-        "lint", "The legacy lint step is allowed to warn on generated files", "project_context", 0.3
-    )
-    sem("flaky", "Integration tests were flaky on Tuesdays", "project_context", 0.15)
-    sem("hostile", HOSTILE, "project_context", 0.8)
+    client.initialize("seed-1", project=project)
+    sem("tests", "Always run the tests before committing", rule, 1.0)
+    sem("pref", "Prefers small focused pull requests with a why in the message", pref, 0.9)
+    sem("auth", "JWT auth with 15 min expiry, refresh token in an HttpOnly cookie", arch, 0.95)
+    sem("supabase", "Supabase Auth chosen over Auth0 for cost and integration", arch, 0.6)
+    sem("ci", "CI runs on GitHub Actions and must pass before merge", ctx, 0.9)
+    sem("lint", "The legacy lint step is allowed to warn on generated files", ctx, 0.3)
+    sem("flaky", "Integration tests were flaky on Tuesdays", ctx, 0.15)
+    if hostile:
+        sem("hostile", HOSTILE, ctx, 0.8)
+    else:
+        sem("nulls", "Always check for null relations before nested access", rule, 1.0)
+        sem("exports", "Never use default exports in the web client", pref, 1.0)
     e1 = client.save_episodic(
         "Worked on user auth: 5 stories, passport.js local strategy, refresh rotation",
         "seed-1",

@@ -125,7 +125,7 @@ function entryItem(entry, extra) {
   }
   const since = entry.unreinforced_sessions;
   if (entry.last_reinforced) facts.appendChild(el("span", "", "reinforced " + when(entry.last_reinforced)));
-  else if (typeof since === "number") {
+  else if (entry.sector === "semantic" && typeof since === "number") {
     facts.appendChild(el("span", "", since === 0 ? "reinforced since last decay" : since + " session" + (since === 1 ? "" : "s") + " without reinforcement"));
   }
   if (entry.state && entry.state !== "active") facts.appendChild(el("span", "state", entry.state));
@@ -235,6 +235,7 @@ async function drawChart() {
   if (state.selected !== id) return; // another entry was selected meanwhile
   const series = points.filter((p) => p.confidence !== null).map((p) => ({ t: new Date(p.time).getTime(), c: p.confidence, s: p.salience, op: p.op }));
   series.push({ t: Date.now(), c: entry.confidence, s: entry.salience, op: "now" });
+  if (series.length === 1) series.unshift(Object.assign({}, series[0], { t: series[0].t - 3600e3 })); // a visible flat line
   clear(box);
   box.appendChild(chartSvg(series, entry.sector === "episodic"));
   const note = points.length ? points.length + " change" + (points.length === 1 ? "" : "s") + " in the journal" : "No history yet: maestrod journals every change while it runs.";
@@ -244,9 +245,11 @@ async function drawChart() {
 function chartSvg(series, withSalience) {
   const W = 420, H = 190, L = 34, R = withSalience ? 34 : 10, T = 10, B = 26;
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "plot", role: "img", "aria-label": "confidence over time" });
-  const t0 = Math.min(...series.map((p) => p.t)), t1 = Math.max(...series.map((p) => p.t));
-  const span = Math.max(t1 - t0, 1);
-  const x = (t) => L + ((t - t0) / span) * (W - L - R);
+  // One step per journalled change (sessions are days apart, writes seconds apart: a time
+  // axis would squash every step into one corner); the dates are on the tooltips and the ends.
+  series.forEach((p, i) => { p.i = i; });
+  const t0 = series[0].t;
+  const x = (i) => L + (i / Math.max(series.length - 1, 1)) * (W - L - R);
   const y = (v, max) => T + (1 - v / max) * (H - T - B);
   for (const [v, label] of [[0.7, "0.7"], [0.4, "0.4"], [0.2, "0.2"]]) {
     root.appendChild(svg("line", { x1: L, x2: W - R, y1: y(v, 1), y2: y(v, 1), class: "threshold" }));
@@ -270,14 +273,14 @@ function chartSvg(series, withSalience) {
     series.forEach((p, i) => {
       const v = p[key];
       if (typeof v !== "number") return;
-      d += (d ? ` H${x(p.t).toFixed(1)} V${y(v, max).toFixed(1)}` : `M${x(p.t).toFixed(1)} ${y(v, max).toFixed(1)}`);
+      d += (d ? ` H${x(p.i).toFixed(1)} V${y(v, max).toFixed(1)}` : `M${x(p.i).toFixed(1)} ${y(v, max).toFixed(1)}`);
     });
     return d;
   };
   if (withSalience) root.appendChild(svg("path", { d: step("s", 2), class: "line salience" }));
   root.appendChild(svg("path", { d: step("c", 1), class: "line confidence" }));
   for (const p of series) {
-    const dot = svg("circle", { cx: x(p.t), cy: y(p.c, 1), r: 3, class: "dot" });
+    const dot = svg("circle", { cx: x(p.i), cy: y(p.c, 1), r: 3, class: "dot" });
     const tip = svg("title");
     tip.textContent = `${p.op}: confidence ${fmt(p.c)}${typeof p.s === "number" ? ", salience " + fmt(p.s, 3) : ""} (${new Date(p.t).toLocaleString()})`;
     dot.appendChild(tip);
@@ -366,7 +369,7 @@ async function start() {
   state.capabilities = session.capabilities || {};
   const picker = $("project");
   for (const p of session.projects) {
-    const opt = el("option", "", p);
+    const opt = el("option", "", p.split("/").pop() + "  ·  " + p);
     opt.value = p;
     picker.appendChild(opt);
   }
