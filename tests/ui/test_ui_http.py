@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import pytest
 from ui_support import UiServer
 
 from maestro_memory.client import Client
+
+CLI = [sys.executable, "-m", "maestro_memory.client.cli"]
 
 
 def request(
@@ -274,7 +277,7 @@ def test_without_the_extra_the_command_says_how_to_install_it(
     )
     env = {**ui_env, "PYTHONPATH": str(shadow)}
     done = subprocess.run(
-        [sys.executable, "-m", "maestro_memory.client.cli", "-C", str(project), "ui", "--no-open"],
+        [*CLI, "-C", str(project), "ui", "--no-open"],
         capture_output=True,
         text=True,
         env=env,
@@ -282,4 +285,36 @@ def test_without_the_extra_the_command_says_how_to_install_it(
     )
     assert done.returncode == 1
     assert "pip install 'maestro-memory[ui]'" in done.stderr
+    assert done.stdout == ""
+
+
+def test_sigint_stops_it_cleanly_even_with_an_event_stream_open(
+    ui_server: UiServer,
+) -> None:
+    cookie = login(ui_server)
+    conn = http.client.HTTPConnection("127.0.0.1", ui_server.port, timeout=20)
+    conn.request("GET", "/api/events", headers={"Cookie": cookie})
+    resp = conn.getresponse()
+    assert resp.status == 200
+    assert resp.getheader("content-type", "").startswith("text/event-stream")
+    assert resp.readline() == b"event: hello\n"
+    ui_server.proc.send_signal(signal.SIGINT)
+    assert ui_server.proc.wait(15) == 0
+    conn.close()
+
+
+def test_a_port_in_use_is_a_clear_error(project: Path, ui_env: dict[str, str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*CLI, "-C", str(project), "ui", "--no-open", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            env=ui_env,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert done.stdout == ""
