@@ -23,7 +23,6 @@ from ..core.search import search
 
 MEMORY_FILES = ("semantic.md", "episodic.md", "archive.md")
 JOURNAL_LIMIT = 1000  # journal records read for the chart: the newest, the log op's maximum
-DECISIONS = ("reinforce", "archive", "remove")
 
 
 class UnknownProject(ValueError):
@@ -94,7 +93,7 @@ class Source:
             "via": self.client.last_via,
             "semantic": [e for e in entries if e.get("sector") == "semantic"],
             "episodic": [e for e in entries if e.get("sector") == "episodic"],
-            "archive": [self._decorate(e) for e in archived.get("entries") or []],
+            "archive": [{**e, "band": "archived"} for e in archived.get("entries") or []],
             "problems": live.get("problems") or {},
             "review": review.get("proposals") or [],
             "context": {
@@ -187,8 +186,7 @@ class Source:
 
     # -- writes (the CLI's ops) -----------------------------------------------------------------
     def decide(self, project: str, entry_id: str, action: str) -> dict[str, Any]:
-        if action not in DECISIONS:
-            raise RequestError("bad_request", f"action must be one of {', '.join(DECISIONS)}")
+        # The core checks the action and that the entry is flagged (one copy of that rule).
         return self.client.maintenance(decisions={entry_id: action}, project=project)
 
     def forget(self, project: str, entry_id: str) -> dict[str, Any]:

@@ -114,6 +114,26 @@ def test_a_review_action_changes_the_file_on_disk(
     assert page.locator("#error").is_hidden()
 
 
+def test_archiving_from_the_review_queue_moves_the_entry_to_the_archive(
+    page: Any, ui_server: UiServer, seeded: dict[str, str]
+) -> None:
+    memory = ui_server.project / ".maestro" / "memory"
+    lint = seeded["lint"]
+    with Client(ui_server.project, direct=True) as client:
+        for n in range(3, 6):  # three sessions without reinforcement: 0.30 -> 0.15, flagged
+            client.initialize(f"later-{n}")
+    open_page(page, ui_server)
+    assert page.locator("#archive-count").inner_text() == "0"
+    page.locator(f"#review li.entry[data-id='{lint}'] button[data-action='archive']").click()
+    page.wait_for_selector("#archive-count >> text=1")
+    assert f"mm:id={lint}" not in (memory / "semantic.md").read_text()
+    assert "The legacy lint step" in (memory / "archive.md").read_text()
+    page.locator("#archive-details summary").click()
+    archived = page.locator(f"#archive li.entry[data-id='{lint}']")
+    assert archived.locator(".band").inner_text() == "archived"
+    assert archived.locator("button").count() == 0
+
+
 def test_the_page_follows_changes_live(
     page: Any, ui_server: UiServer, seeded: dict[str, str]
 ) -> None:

@@ -220,7 +220,7 @@ def test_bad_review_requests_change_nothing(ui_server: UiServer, seeded: dict[st
     }
     before = semantic_text(ui_server.project)
     status, body = post_review(ui_server, seeded["flaky"], "explode", headers)
-    assert status == 400 and "action" in body["error"]["message"]
+    assert status == 400 and "must be one of" in body["error"]["message"]
     status, body = post_review(ui_server, seeded["tests"], "remove", headers)  # not flagged
     assert status == 400 and body["error"]["code"] == "rejected"
     status, body = post_review(ui_server, "s-00000000", "remove", headers)

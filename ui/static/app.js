@@ -11,6 +11,7 @@ const BANDS = {
   queried: "only when queried",
   flagged: "flagged",
   contradicted: "contradicted",
+  archived: "archived",
 };
 const CATEGORIES = {
   user_preference: "User preferences",
@@ -105,7 +106,7 @@ function entryItem(entry, extra) {
   if (state.selected === entry.id) li.classList.add("selected");
   const text = el("p", "text", entry.text);
   const meta = el("div", "meta");
-  if (entry.sector === "semantic") {
+  if (entry.sector === "semantic" || entry.band === "archived") {
     meta.appendChild(bar(entry.confidence, 1));
     meta.appendChild(el("span", "num", fmt(entry.confidence)));
     meta.appendChild(el("span", "band " + entry.band, BANDS[entry.band] || entry.band));
