@@ -172,7 +172,7 @@ def create_app(
 
     def static(request: Request) -> Response:
         body, kind = files[request.url.path]
-        return Response(body, media_type=kind.split(";")[0], headers={"content-type": kind})
+        return Response(body, headers={"content-type": kind})
 
     def guarded(fn: Callable[[Request], dict[str, Any]]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
@@ -222,7 +222,7 @@ def create_app(
             data = json.loads(raw)
         except ValueError as exc:
             raise RequestError("bad_request", f"body is not JSON: {exc}") from exc
-        if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("id",)):
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
             raise RequestError("bad_request", "body must be an object with a string 'id'")
         return data
 

@@ -225,6 +225,20 @@ def test_bad_review_requests_change_nothing(ui_server: UiServer, seeded: dict[st
     assert status == 400 and body["error"]["code"] == "rejected"
     status, body = post_review(ui_server, "s-00000000", "remove", headers)
     assert status == 404
+    for content_type, raw in [
+        ("text/plain", b'{"id": "x", "action": "remove"}'),  # a form could send this
+        ("application/json", b"not json"),
+        ("application/json", b"[]"),
+        ("application/json", b'{"id": 7, "action": "remove"}'),
+    ]:
+        status, _, _ = request(
+            ui_server,
+            "POST",
+            "/api/review",
+            headers={**headers, "Content-Type": content_type},
+            body=raw,
+        )
+        assert status == 400, (content_type, raw)
     assert semantic_text(ui_server.project) == before
 
 
