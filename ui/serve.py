@@ -41,6 +41,20 @@ def _context_budget() -> int:
     return hook_budget()
 
 
+def _open(url: str) -> None:
+    """Open ``url`` in a graphical browser, in the background; never a console one.
+
+    Without a display, ``webbrowser`` falls back to text browsers (lynx, www-browser) that would
+    take over this terminal and block until they exit; then the URL printed above is the way in.
+    """
+    if sys.platform != "darwin" and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        sys.stderr.write("maestroctl ui: no display; open the URL above in your browser\n")
+        return
+    threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+
+
 class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
         super().__init__(config)
@@ -94,6 +108,6 @@ def serve(*, project: str | None, port: int, open_browser: bool, timeout: float)
         sys.stdout.flush()
         sys.stderr.write(f"maestroctl ui: serving {root} on {HOST}:{bound}; Ctrl-C stops\n")
         if open_browser:
-            webbrowser.open(url)
+            _open(url)
         server.run(sockets=[sock])
     return 0

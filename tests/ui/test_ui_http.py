@@ -14,11 +14,12 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import UiServer
+from ui_support import UiServer, start_ui
 
 from maestro_memory.client import Client
 
@@ -91,6 +92,8 @@ def test_url_is_the_first_line_and_the_server_binds_loopback_only(ui_server: UiS
     for address in addresses:
         with pytest.raises(OSError), socket.create_connection((address, ui_server.port), 2):
             pass
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("the listening-socket check reads Linux's /proc/net/tcp")
     ss = Path("/proc/net/tcp").read_text().splitlines()[1:]
     listening = [
         line.split()[1] for line in ss if line.split()[3] == "0A"
@@ -332,3 +335,34 @@ def test_a_port_in_use_is_a_clear_error(project: Path, ui_env: dict[str, str]) -
     assert done.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert done.stdout == ""
+
+
+def test_it_opens_the_url_in_the_browser_unless_told_not_to(
+    ui_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    # BROWSER is webbrowser's own override: a script stands in for the user's browser.
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
+    browser.chmod(0o755)
+    env = {**ui_env, "BROWSER": f"{browser} %s", "DISPLAY": ":0"}
+    server = start_ui(project, env, open_browser=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not (opened.exists() and opened.read_text()):
+            assert time.monotonic() < deadline, "the browser was not opened"
+            time.sleep(0.05)  # polling a condition with a deadline
+        assert opened.read_text() == server.url
+    finally:
+        assert server.stop() == 0
+    # Without a display nothing is launched (a console browser would take the terminal).
+    opened.unlink()
+    env = {k: v for k, v in env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    server = start_ui(project, env, open_browser=True)
+    try:
+        status, _, _ = request(server, "GET", f"/?token={server.token}")
+        assert status == 303  # it serves
+    finally:
+        assert server.stop() == 0
+    assert not opened.exists()
+    assert "no display" in (server.proc.stderr.read().decode() if server.proc.stderr else "")

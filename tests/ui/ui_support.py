@@ -119,10 +119,12 @@ class UiServer:
         return self.proc.returncode
 
 
-def start_ui(project: Path, env: dict[str, str], *extra: str) -> UiServer:
+def start_ui(
+    project: Path, env: dict[str, str], *extra: str, open_browser: bool = False
+) -> UiServer:
     argv = [sys.executable, "-m", "maestro_memory.client.cli", "-C", str(project), "ui"]
     proc = subprocess.Popen(
-        [*argv, "--no-open", "--port", "0", *extra],
+        [*argv, *([] if open_browser else ["--no-open"]), "--port", "0", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
