@@ -50,4 +50,6 @@ def run_ui(args: argparse.Namespace) -> int:
         port=port,
         open_browser=not getattr(args, "no_open", False),
         timeout=float(getattr(args, "timeout", 2.0)),
+        # None lets the client read MAESTRO_REQUIRE_DAEMON, as every other command does.
+        require_daemon=True if getattr(args, "require_daemon", False) else None,
     )

@@ -65,7 +65,14 @@ class _Server(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def serve(*, project: str | None, port: int, open_browser: bool, timeout: float) -> int:
+def serve(
+    *,
+    project: str | None,
+    port: int,
+    open_browser: bool,
+    timeout: float,
+    require_daemon: bool | None = None,
+) -> int:
     root = _project(project)
     if not os.path.isdir(root):
         sys.stderr.write(f"maestroctl ui: project directory {root} does not exist\n")
@@ -82,7 +89,7 @@ def serve(*, project: str | None, port: int, open_browser: bool, timeout: float)
     bound = int(sock.getsockname()[1])
     keys = Secrets()
     stopping = threading.Event()
-    with Client(root, timeout=timeout) as client:
+    with Client(root, timeout=timeout, require_daemon=require_daemon) as client:
         source = Source(root, client, context_budget=_context_budget())
         app = create_app(source, keys, lambda: bound, stopping)
         config = uvicorn.Config(

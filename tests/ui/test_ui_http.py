@@ -366,3 +366,17 @@ def test_it_opens_the_url_in_the_browser_unless_told_not_to(
         assert server.stop() == 0
     assert not opened.exists()
     assert "no display" in (server.proc.stderr.read().decode() if server.proc.stderr else "")
+
+
+def test_when_the_daemon_is_required_and_absent_the_page_says_so(
+    ui_env: dict[str, str], project: Path, seeded: dict[str, str]
+) -> None:
+    server = start_ui(project, {**ui_env, "MAESTRO_REQUIRE_DAEMON": "1"})
+    try:
+        cookie = login(server)
+        status, _, body = request(server, "GET", "/api/overview", headers={"Cookie": cookie})
+        assert status == 503
+        assert "maestrod is not running" in json.loads(body)["error"]["message"]
+        assert b"Always run the tests" not in body
+    finally:
+        assert server.stop() == 0
