@@ -1,5 +1,5 @@
 """Connecting the memory to other tools: ``integrate claude``, ``mcp``, ``merge-driver``,
-``git-setup``. The modules behind them load only when the command runs."""
+``git-setup``, ``ui``. The modules behind them load only when the command runs."""
 
 from __future__ import annotations
 
@@ -64,6 +64,26 @@ def cmd_mcp(ctx: Context, ns: argparse.Namespace) -> Outcome:
             raise
         raise MaestroError(MCP_INSTALL_HINT) from exc
     return Outcome.already_printed(serve(_project_of(ctx)))
+
+
+def _ui_args(p: argparse.ArgumentParser) -> None:
+    from ...ui import add_arguments
+
+    add_arguments(p)
+
+
+@command(
+    "ui",
+    "look at the memory in a browser (a local page on 127.0.0.1)",
+    _ui_args,
+    description="Serve a page showing the project's memory on 127.0.0.1 and print its URL "
+    "(with a one-time access token) on the first line; serve until Ctrl-C. Needs "
+    "'pip install maestro-memory[ui]'.",
+)
+def cmd_ui(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    from ...ui import run_ui
+
+    return Outcome.already_printed(run_ui(ns))
 
 
 def _merge_driver_args(p: argparse.ArgumentParser) -> None:
