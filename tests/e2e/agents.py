@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -355,6 +356,55 @@ class CodexAgent(Agent):
             + "\n"
         )
         return path
+
+    def hooks_list(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Codex's own view of the hooks for this project: ``codex app-server`` (JSON-RPC 2.0,
+        one JSON object per line on stdio), ``initialize`` then ``hooks/list`` with
+        ``{"cwds": [project]}``. Each hook has ``key``, ``currentHash``, ``trustStatus``
+        ("trusted" | "untrusted" | …), ``timeoutSec``, ``sourcePath``; plus ``warnings``."""
+        proc = subprocess.Popen(
+            [self.binary, "app-server"],
+            cwd=self.project,
+            env=self.env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        buffer = b""
+
+        def call(id_: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            nonlocal buffer
+            message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            while True:
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    reply = json.loads(line)
+                    if reply.get("id") == id_:
+                        assert "result" in reply, reply
+                        result: dict[str, Any] = reply["result"]
+                        return result
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"codex app-server: no answer to {method} in {timeout}s"
+                ready, _, _ = select.select([proc.stdout], [], [], remaining)
+                if ready:
+                    chunk = os.read(proc.stdout.fileno(), 65536)
+                    assert chunk, f"codex app-server exited ({proc.poll()}) before {method}"
+                    buffer += chunk
+
+        try:
+            call(1, "initialize", {"clientInfo": {"name": "maestro-e2e", "version": "0"}})
+            proc.stdin.write(b'{"jsonrpc": "2.0", "method": "initialized"}\n')
+            result = call(2, "hooks/list", {"cwds": [str(self.project)]})
+            data: dict[str, Any] = result["data"][0]
+            return data
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
 
     def wire_hooks(
         self, commands: Mapping[str, str], timeout: int = 10, scope: str = "user"
