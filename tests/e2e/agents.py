@@ -91,6 +91,10 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
+def _maestro_home() -> str:
+    return os.environ.get("MAESTRO_HOME", "")
+
+
 def maestroctl() -> str:
     """The ``maestroctl`` of the Python running the tests (what the hooks must call)."""
     beside = Path(sys.executable).parent / "maestroctl"
@@ -257,6 +261,13 @@ class ClaudeAgent(Agent):
         path.write_text(json.dumps(settings, indent=2))
         return path
 
+    def wire_mcp(self, name: str = "maestro") -> None:
+        """``claude mcp add NAME -- maestroctl mcp`` (local scope: ~/.claude.json, under the
+        project's path; connects without any approval)."""
+        env = [f"--env=MAESTRO_HOME={os.environ['MAESTRO_HOME']}"] if _maestro_home() else []
+        done = self.tool("mcp", "add", *env, name, "--", maestroctl(), "mcp")
+        assert done.returncode == 0, done.stderr
+
 
 # -------------------------------------------------------------------------------------------
 # Codex CLI
@@ -321,6 +332,7 @@ class CodexAgent(Agent):
 
     name = "codex"
     trust_entries: list[str] = field(default_factory=list)
+    mcp_entries: list[str] = field(default_factory=list)
 
     @property
     def codex_home(self) -> Path:
@@ -350,12 +362,31 @@ class CodexAgent(Agent):
                     f"[projects.{toml_str(str(self.project))}]",
                     'trust_level = "trusted"',
                     "",
+                    *self.mcp_entries,
                     *self.trust_entries,
                 ]
             )
             + "\n"
         )
         return path
+
+    def wire_mcp(self, name: str = "maestro") -> None:
+        """``[mcp_servers.NAME]`` in config.toml; ``default_tools_approval_mode = "approve"``
+        so ``codex exec`` (no one to ask) may call its tools."""
+        self.mcp_entries += [
+            f"[mcp_servers.{name}]",
+            f"command = {toml_str(maestroctl())}",
+            'args = ["mcp"]',
+            'default_tools_approval_mode = "approve"',
+            # Codex starts MCP servers with a filtered environment (HOME, PATH, LANG …).
+            *(
+                [f"env = {{ MAESTRO_HOME = {toml_str(_maestro_home())} }}"]
+                if _maestro_home()
+                else []
+            ),
+            "",
+        ]
+        self.write_config()
 
     def hooks_list(self, timeout: float = 60.0) -> dict[str, Any]:
         """Codex's own view of the hooks for this project: ``codex app-server`` (JSON-RPC 2.0,
@@ -481,6 +512,19 @@ class GeminiAgent(Agent):
         }
         path.write_text(json.dumps({"hooks": hooks}, indent=2))
         return path
+
+    def wire_mcp(self, name: str = "maestro") -> None:
+        """``mcpServers.NAME`` in ~/.gemini/settings.json, ``trust: true`` (no confirmation);
+        its tools reach the model as ``mcp_NAME_<tool>``."""
+        path = self.gemini_dir / "settings.json"
+        settings = json.loads(path.read_text())
+        settings.setdefault("mcpServers", {})[name] = {
+            "command": maestroctl(),
+            "args": ["mcp"],
+            "trust": True,
+            **({"env": {"MAESTRO_HOME": _maestro_home()}} if _maestro_home() else {}),
+        }
+        path.write_text(json.dumps(settings, indent=2))
 
 
 AGENTS: dict[str, tuple[type[Agent], type[FakeApi]]] = {

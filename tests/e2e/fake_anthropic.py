@@ -20,12 +20,15 @@ _ids = itertools.count(1)
 
 
 def user_text(body: Any) -> tuple[str, bool]:
-    """(the newest user message's text, whether it carries tool results)."""
+    """(the newest user message's text, whether it carries tool results).
+
+    Claude Code 2.1.332 may put a ``"role": "system"`` message after the user's in
+    ``messages``, so this looks for the last ``user`` one rather than the last one."""
     messages = body.get("messages") if isinstance(body, dict) else None
-    if not messages:
+    users = [m for m in messages or [] if m.get("role") == "user"]
+    if not users:
         return "", False
-    last = messages[-1]
-    content = last.get("content")
+    content = users[-1].get("content")
     if isinstance(content, str):
         return content, False
     texts, tool_result = [], False
