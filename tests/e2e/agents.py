@@ -213,6 +213,38 @@ class Agent:
             text=True,
         )
 
+    def run_parallel(
+        self, prompts: list[str], *args: str, timeout: float = RUN_TIMEOUT
+    ) -> tuple[list[Run], list[Recorded]]:
+        """One headless session per prompt, all at once (parallel agents on one project).
+        Returns each session's Run (its ``requests`` empty: they interleave) and every model
+        request of the lot."""
+        mark = self.api.mark()
+        started = time.monotonic()
+        procs = [self.start(prompt, *args) for prompt in prompts]
+        runs = []
+        for proc in procs:
+            try:
+                out, err = proc.communicate(
+                    timeout=max(1.0, timeout - (time.monotonic() - started))
+                )
+            except subprocess.TimeoutExpired:
+                for p in procs:
+                    p.kill()
+                raise
+            runs.append(
+                Run(
+                    list(map(str, proc.args)),
+                    proc.returncode,
+                    out,
+                    err,
+                    time.monotonic() - started,
+                    [],
+                    [],
+                )
+            )
+        return runs, list(self.api.model_requests(mark))
+
     def tool(self, *args: str, timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:
         """Any other subcommand of the CLI (``mcp list``, ``plugin validate`` …)."""
         return subprocess.run(
@@ -447,12 +479,11 @@ class CodexAgent(Agent):
         folder = self.codex_home if scope == "user" else self.project / ".codex"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "hooks.json"
-        hooks: dict[str, Any] = {}
+        hooks = json.loads(path.read_text())["hooks"] if path.exists() else {}
         for event, command in commands.items():
-            hooks[event] = [
-                {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
-            ]
-            key = f"{path}:{CODEX_EVENTS[event]}:0:0"
+            groups = hooks.setdefault(event, [])
+            groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+            key = f"{path}:{CODEX_EVENTS[event]}:{len(groups) - 1}:0"
             self.trust_entries += [
                 f"[hooks.state.{toml_str(key)}]",
                 f"trusted_hash = {toml_str(codex_hook_hash(event, command, timeout))}",
@@ -506,11 +537,13 @@ class GeminiAgent(Agent):
         AfterAgent (every turn), SessionEnd."""
         path = self.project / ".gemini" / "settings.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        hooks = {
-            event: [{"hooks": [{"type": "command", "command": command, "timeout": timeout_ms}]}]
-            for event, command in commands.items()
-        }
-        path.write_text(json.dumps({"hooks": hooks}, indent=2))
+        settings = json.loads(path.read_text()) if path.exists() else {}
+        hooks = settings.setdefault("hooks", {})
+        for event, command in commands.items():
+            hooks.setdefault(event, []).append(
+                {"hooks": [{"type": "command", "command": command, "timeout": timeout_ms}]}
+            )
+        path.write_text(json.dumps(settings, indent=2))
         return path
 
     def wire_mcp(self, name: str = "maestro") -> None:

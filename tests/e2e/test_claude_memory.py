@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .agents import ClaudeAgent
+from .agents import ClaudeAgent, memory_blocks
 from .conftest import run_maestroctl
 
 RULE = "From now on, always use pnpm instead of npm"
@@ -56,3 +56,29 @@ def test_session_start_context_reaches_a_new_and_a_resumed_session(
     resumed = claude.run("Go on.", "--resume", session)
     # The resumed conversation carries the first turn's block, and SessionStart(resume) runs.
     assert any("Run the linter before every commit" in b for b in resumed.memory())
+
+
+def test_parallel_agents_each_get_the_memory_and_nothing_is_lost_or_doubled(
+    claude: ClaudeAgent, maestro_project: Path
+) -> None:
+    integrate(maestro_project)
+    run_maestroctl(
+        "-C",
+        str(maestro_project),
+        "save-semantic",
+        "Always use pnpm instead of npm",
+        "--category",
+        "user_preference",
+        "--confidence",
+        "1.0",
+    )
+    runs, requests = claude.run_parallel([f"Task {i}: tidy module {i}." for i in range(4)])
+
+    for run in runs:
+        run.check()
+    assert len(requests) == 4
+    for request in requests:
+        assert any("Always use pnpm instead of npm" in b for b in memory_blocks(request.body))
+    semantic = (maestro_project / ".maestro" / "memory" / "semantic.md").read_text()
+    assert semantic.count("Always use pnpm instead of npm") == 1
+    # (How far the parallel session starts age it is issue 10's to pin down.)

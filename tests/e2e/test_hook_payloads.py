@@ -5,6 +5,7 @@ transcript path). README.md next to this file shows one captured payload per eve
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,6 @@ from .agents import CAPTURE_HOOK, ClaudeAgent, CodexAgent, GeminiAgent
 
 
 def capture(agent: ClaudeAgent | CodexAgent | GeminiAgent, events: list[str], log: Path) -> None:
-    import sys
-
     agent.wire_hooks({e: f"{sys.executable} {CAPTURE_HOOK} {log} {e}" for e in events})
 
 
@@ -79,8 +78,23 @@ def test_codex_hook_payloads(codex: CodexAgent, tmp_path: Path) -> None:
 
 def test_gemini_hook_payloads(gemini: GeminiAgent, tmp_path: Path) -> None:
     log = tmp_path / "hooks.jsonl"
-    capture(gemini, ["SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"], log)
-    gemini.run("first prompt")
+    capture(gemini, ["BeforeAgent", "AfterAgent", "SessionEnd"], log)
+    # A SessionStart hook that injects context, as Maestro's does.
+    emit = tmp_path / "emit.py"
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": "[Project Memory] START-CONTEXT [End Project Memory]",
+        }
+    }
+    emit.write_text(f"import sys; sys.stdin.read(); print({json.dumps(output)!r})\n")
+    gemini.wire_hooks(
+        {
+            "SessionStart": f"{sys.executable} {CAPTURE_HOOK} {log} SessionStart -- "
+            f"{sys.executable} {emit}"
+        }
+    )
+    run = gemini.run("first prompt")
 
     # Gemini does not wait for its SessionEnd hooks: the record may land after it exits.
     wait_for(lambda: by_event(payloads(log), "SessionEnd"), timeout=30, message="SessionEnd")
@@ -93,7 +107,13 @@ def test_gemini_hook_payloads(gemini: GeminiAgent, tmp_path: Path) -> None:
     ]
     start, before, after, end = (r["payload"] for r in records)
     assert start["source"] == "startup"
-    assert before["prompt"] == "first prompt"
+    # BeforeAgent's prompt carries the SessionStart context in front of the person's words
+    # (a memory must not learn from that: issue 19).
+    assert before["prompt"] == (
+        "<hook_context>[Project Memory] START-CONTEXT [End Project Memory]</hook_context>"
+        "\n\nfirst prompt"
+    )
+    assert any("START-CONTEXT" in b for b in run.memory())
     assert after["prompt_response"] == "OK from the stand-in model."
     assert end["reason"] == "exit"
     assert all(r["payload"]["cwd"] == str(gemini.project) for r in records)
