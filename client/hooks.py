@@ -49,6 +49,7 @@ HOOK_EVENT_NAMES: dict[str, str] = {
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
+DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"  # seconds, to widen both on a slow or busy machine
 MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
@@ -71,6 +72,19 @@ def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
     if raw.isdigit():
         return int(raw)
     return DEFAULT_MAX_TOKENS
+
+
+def hook_deadlines(env: dict[str, str] | os._Environ[str] | None = None) -> tuple[float, float]:
+    """(deadline, hard deadline) in seconds: ``MAESTRO_HOOK_DEADLINE`` when it is a positive
+    number (the hard one 0.2 s later), else ``DEADLINE`` and ``HARD_DEADLINE``."""
+    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        return DEADLINE, HARD_DEADLINE
+    if not 0 < value < 3600:  # nan and inf fail this too
+        return DEADLINE, HARD_DEADLINE
+    return value, value + (HARD_DEADLINE - DEADLINE)
 
 
 def estimate_tokens(text: str) -> int:
@@ -116,11 +130,12 @@ def log_reason(event: str, reason: str) -> None:
 
 
 class _Watchdog:
-    """SIGALRM at ``DEADLINE`` (interrupts any blocking wait), ``os._exit(0)`` as a backstop."""
+    """SIGALRM at the deadline (interrupts any blocking wait), ``os._exit(0)`` as a backstop."""
 
     def __init__(self, event: str, started: float) -> None:
         self.event = event
         self.started = started
+        self.deadline, self.hard_deadline = hook_deadlines()
         self._done = threading.Event()
         self._armed = False
         self._previous: Any = signal.SIG_DFL
@@ -129,14 +144,14 @@ class _Watchdog:
         raise _Deadline
 
     def _backstop(self) -> None:
-        remaining = HARD_DEADLINE - (time.monotonic() - self.started)
+        remaining = self.hard_deadline - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
-            log_reason(self.event, f"still running after {HARD_DEADLINE:g} s; exited")
+            log_reason(self.event, f"still running after {self.hard_deadline:g} s; exited")
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
         threading.Thread(target=self._backstop, name="hook-backstop", daemon=True).start()
-        remaining = DEADLINE - (time.monotonic() - self.started)
+        remaining = self.deadline - (time.monotonic() - self.started)
         try:
             self._previous = signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, max(0.01, remaining))
@@ -301,9 +316,8 @@ def run_claude_hook(
             finally:
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
-        log_reason(
-            event, f"gave up after {time.monotonic() - started:.2f} s (deadline {DEADLINE:g} s)"
-        )
+        elapsed, deadline = time.monotonic() - started, hook_deadlines()[0]
+        log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)")
     except _Skip as exc:
         log_reason(event, str(exc))
     except MaestroError as exc:
