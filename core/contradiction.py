@@ -51,7 +51,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from .text import STOP_WORDS, stem
+from .lexicon import NEGATIONS, RULE_WORDS, STOP_WORDS
+from .text import stem
 
 __all__ = ["Verdict", "classify", "same_rule"]
 
@@ -143,20 +144,8 @@ for _canon, _forms in {
         _UNITS[_form] = _canon
 _UNIT_NAMES = frozenset(_UNITS.values())
 
-_GENERIC = frozenset(
-    """
-    always must should shall ensure make sure use prefer please project codebase here really
-    ever strictly generally usually everywhere whenever thing stuff choose need needs
-    require requires required kindly definitely called named known
-    """.split()
-)
-_NEGATORS = frozenset(
-    """
-    never not no don't dont doesn't doesnt isn't isnt aren't arent avoid avoids avoiding stop
-    stops mustn't mustnt shouldn't shouldnt cannot can't cant won't wont without nor neither
-    didn't didnt wasn't weren't
-    """.split()
-)
+_GENERIC = RULE_WORDS
+_NEGATORS = NEGATIONS
 _POSITIVE_MARKERS = ("always", "must", "should", "prefers", "prefer", "likes", "use", "uses")
 _NEGATIVE_MARKERS = {
     "never": "never",

@@ -50,6 +50,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .lexicon import FILLER
+
 __all__ = ["CONFIDENCE_ALWAYS", "CONFIDENCE_RULE", "DetectedSignal", "detect_signals"]
 
 CONFIDENCE_ALWAYS = 1.0  # always / never / from now on / remember that
@@ -276,17 +278,7 @@ def _verb_is_narration(word: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z0-9\ue000-\ue001][A-Za-z0-9_'.*/+#\-\ue000\ue001]*")
-_FILLER = frozenset(
-    """
-    a an the and or but if then of to in on at by for with from into onto over under as is are
-    was were be been being am do does did doing have has had this that these those it its it's
-    they them their there here we us our you your i me my so than too very can could should
-    would will shall may might must just also only all any each every some about up out off
-    again ever once what which who when where why how both more most other same own please
-    always never not no don't dont stop avoid use using prefer prefers from now on remember
-    that thing things stuff anything something everything
-    """.split()
-)
+_FILLER = FILLER
 
 
 def _has_content(text: str) -> bool:
