@@ -140,7 +140,7 @@ def _symbol_lead(line: str) -> str:
     """Drop decorative symbols (emoji, check marks) at the start of a line."""
     i = 0
     while i < len(line) and (
-        unicodedata.category(line[i]) in ("So", "Sk", "Cf", "Mn") or line[i].isspace()
+        unicodedata.category(line[i]) in ("So", "Cf", "Mn") or line[i].isspace()
     ):
         i += 1
     return line[i:]
