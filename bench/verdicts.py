@@ -12,7 +12,8 @@ them with a recording made before the change:
 
 The corpus depends only on this file and the evaluation sets, never on the code under test, so
 the same pairs are judged before and after. ``compare`` prints, for each class of change
-(``added -> replaced`` …), the count and a few examples with both reasons.
+(``added -> replaced (changed value)`` …: the actions and the kind of reason), the count and a
+few examples with both reasons.
 """
 
 from __future__ import annotations
@@ -97,6 +98,12 @@ def corpus() -> list[str]:
         out.append(f"Keep {subject} short and clear")
         out.append(f"{subject.capitalize()} must be reviewed by a second person")
         out.append(f"Never skip review for {subject}")
+    for k in range(40):  # longer rules that share most words and differ in one part
+        subject, other = rng.sample(SUBJECTS, 2)
+        first, second = rng.sample(ACTIONS, 2)
+        out.append(f"When working on {subject}, {first} and {second}.")
+        out.append(f"For {other}, {first} and {second} - see CONTRIBUTING.md.")
+        out.append(f"Before opening a PR, {first} (use `make check` for step {k % 4 + 1}).")
     for name in ("contradictions_dev.jsonl", "contradictions_real_dev.jsonl"):
         path = EVAL_DIR / name
         if path.is_file():
@@ -158,7 +165,8 @@ def main(argv: list[str]) -> int:
         old_action, old_reason = before["verdicts"][key]
         if old_action != action:
             i, j = (int(x) for x in key.split(":"))
-            classes[f"{old_action} -> {action}"].append(
+            kind = (reason if action != "added" else old_reason).split(":")[0].split("(")[0]
+            classes[f"{old_action} -> {action} ({kind.strip()})"].append(
                 f"  OLD {texts[i]!r}\n  NEW {texts[j]!r}\n    was: {old_reason}\n    now: {reason}"
             )
     changed = sum(len(v) for v in classes.values())
