@@ -774,7 +774,10 @@ _MATCHERS: tuple[Callable[[str], _Found | None], ...] = (
 
 # ---- Context inference (0.5): project facts and practices stated without a signal word ----
 
-_NAME = r"(?:\ue000\d+\ue001|[A-Z][\w.+#/-]*|[a-z][\w.+#-]*[A-Z0-9.][\w.+#-]*)"
+_NAME = (
+    r"(?!(?i:this|that|it|there|here|these|those|they|he|she|we|you|i|which|what|who|the|a|an)\b)"
+    r"(?:\ue000\d+\ue001|[A-Z][\w.+#/-]*|[a-z][\w.+#-]*[A-Z0-9.][\w.+#-]*)"
+)
 _PROJECT_NOUN = (
     r"(?:project|repo|repository|codebase|app|application|library|package|service|monorepo|team|"
     r"extension|code|site|api|backend|frontend|server|cli|tool)"
@@ -783,15 +786,17 @@ _CONTEXT_FACTS = (
     # "We use Linear as a ticket tracking system", "Our team follows trunk-based development".
     re.compile(
         r"^(?:we|our\s+team|the\s+team)\s+(?:only\s+|mainly\s+|mostly\s+)?"
-        r"(?:use|have|follow|rely\s+on|deploy\s+(?:to|on|with)|host\s+(?:on|with)|target|"
-        r"support|ship\s+(?:to|with|on)|store|build\s+with|write\s+in|track|manage)\s+\S",
+        r"(?:use|follow|rely\s+on|deploy\s+(?:to|on|with)|host\s+(?:on|with)|target|"
+        r"support|ship\s+(?:to|with|on)|store|build\s+with|write\s+in|track|manage)\s+"
+        r"(?!(?:it|this|that|them|these|those|something|anything)\b)\S",
         re.I,
     ),
     # "This project uses Vitest as its testing framework", "The app is built with Next.js".
     re.compile(
         r"^(?:this|the|our)\s+(?:[\w-]+\s+)?" + _PROJECT_NOUN + r"\s+"
         r"(?:uses|is\s+(?:built|written|deployed|hosted|tested|managed)\s+(?:with|in|on|to|by)|"
-        r"runs\s+on|relies\s+on|targets|requires|supports|follows|depends\s+on)\s+\S",
+        r"runs\s+on|relies\s+on|targets|requires|supports|follows|depends\s+on)\s+"
+        r"(?!(?:too|a\s+lot|lots|more|less|much|many|so)\b)\S",
         re.I,
     ),
     # "SQLite is the default backend", "Bun is the package manager and runtime".
@@ -844,7 +849,14 @@ _GENERAL_CUE = re.compile(
     r"across|only|otherwise)\b",
     re.I,
 )
-_SPECIFIC_OBJECT = re.compile(r"^(?:the|this|that|these|those|my|a|an|it|them)\b", re.I)
+_SPECIFIC_OBJECT = re.compile(
+    r"^(?:the|this|that|these|those|my|your|a|an|it|them|whatever|whichever|something|"
+    r"anything|everything)\b",
+    re.I,
+)
+# Verbs whose bare object is enough for a standing rule ("Use pnpm"); the others need more
+# ("Keep functions small", not "Keep going"; "Run X before Y", not "Run tests").
+_BARE_OBJECT_VERBS = frozenset("use default stick pin target".split())
 _ADVERBIAL_LEAD = re.compile(
     r"^(?P<adv>(?:after|before|when|whenever|for|in|on|once|while)\b[^,]{2,80}),\s*(?P<rest>.+)$",
     re.I,
@@ -864,6 +876,9 @@ def _practice(clause: str) -> bool:
         return False
     if any(w in _TASK_VERBS for w in re.findall(r"\band\s+(\w+)", rest.lower())):
         return False  # "run make verify and fix all errors": a task
+    content = [w for w in _WORD.findall(rest) if w.lower() not in _FILLER]
+    if verb not in _BARE_OBJECT_VERBS and len(content) < 2 and not only:
+        return False
     return only or bool(_GENERAL_CUE.search(rest)) or not _SPECIFIC_OBJECT.match(rest)
 
 
@@ -891,6 +906,10 @@ def _context_fact(clause: str) -> _Found | None:
 _LABEL = re.compile(
     r"^(?P<label>[A-Za-z][\w.&/+#()-]*(?:\s+[\w.&/+#()-]+){0,3}?)\s*:\s+(?P<rest>\S.*)$"
 )
+_NOT_LABEL = frozenset(
+    "error errors warning warnings exception traceback failed failure fail stderr stdout output "
+    "log logs result expected actual got assertionerror typeerror valueerror q question".split()
+)
 _BARE_VALUES = re.compile(
     r"^(?:\ue000\d+\ue001|[\w.+#/@-]+)(?:\s*\([^()]{1,40}\))?"
     r"(?:\s*(?:,|and|or|/|\+)\s*(?:\ue000\d+\ue001|[\w.+#/@-]+)(?:\s*\([^()]{1,40}\))?){0,6}$",
@@ -901,7 +920,8 @@ _DANGLING_PRONOUN = re.compile(
     r"^(?:(?:never|always|don't|do\s+not|please|just)\s+)*(?:[\w'-]+\s+){1,2}?"
     r"(?:(?:them|it|these|those)(?=\s*$|\s+(?:in|out|up|on|off|to|with|at|for|again|anymore|"
     r"alone|unless|when|if|as|like)\b)|(?:this|that)\s*$)"
-    r"|\b(?:these|those|both|the\s+above)\s+(?:\w+\s+)?(?:things|ones|items|points|steps)\b",
+    r"|\b(?:these|those|both|the\s+above)\s+(?:\w+\s+)?(?:things|ones|items|points|steps)\b"
+    r"|\b(?:of|with|to|for|about|on)\s+(?:this|that|it|them)\s*$",
     re.I,
 )
 
@@ -958,6 +978,8 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
     label = _LABEL.match(clause)
     if found is None and label:
         # "Async testing: use anyio, not asyncio": the label stays in the fact as its topic.
+        if _first_word(label.group("label")) in _NOT_LABEL:
+            return None  # "Error: tests must pass" is output pasted in, not a rule
         rest = _strip_leadins(label.group("rest"))
         inner = _match_plain(rest, allow_time=allow_time) or _context_fact(rest)
         if inner is not None:
