@@ -123,8 +123,8 @@ _LINK = re.compile(r"!?\[([^\[\]\n]+)\]\(([^()\s]*)\)")
 # Emphasis: the marked text starts and ends with a letter/digit/backtick and the marks are not
 # inside a word (snake_case, a*b) or a pattern (*.test.ts).
 _EMPHASIS = [
-    re.compile(r"(?<![\w*\\])\*\*(?=[\w`\"'(])(.+?)(?<=[\w`\"').!?])\*\*(?![\w*])"),
-    re.compile(r"(?<![\w\\])__(?=[\w`\"'(])(.+?)(?<=[\w`\"').!?])__(?!\w)"),
+    re.compile(r"(?<![\w*\\])\*\*(?=[\w`\"'(])(.+?)(?<=[\w`\"').!?:])\*\*(?![\w*])"),
+    re.compile(r"(?<![\w\\])__(?=[\w`\"'(])(.+?)(?<=[\w`\"').!?:])__(?!\w)"),
     re.compile(r"(?<![\w*\\])\*(?=[A-Za-z0-9`\"'(])([^*\n]+?)(?<=[\w`\"').!?])\*(?![\w*])"),
     re.compile(r"(?<![\w\\])_(?=[A-Za-z0-9`\"'(])([^_\n]+?)(?<=[\w`\"').!?])_(?!\w)"),
 ]

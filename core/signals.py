@@ -776,7 +776,7 @@ _MATCHERS: tuple[Callable[[str], _Found | None], ...] = (
 
 _NAME = (
     r"(?!(?i:this|that|it|there|here|these|those|they|he|she|we|you|i|which|what|who|the|a|an)\b)"
-    r"(?:\ue000\d+\ue001|[A-Z][\w.+#/-]*|[a-z][\w.+#-]*[A-Z0-9.][\w.+#-]*)"
+    r"(?:\ue000\d+\ue001|[A-Z][\w.+#/-]*|[a-z][\w.+#-]*[A-Z0-9.][\w.+#-]*|\d[\w.+-]*)"
 )
 _PROJECT_NOUN = (
     r"(?:project|repo|repository|codebase|app|application|library|package|service|monorepo|team|"
@@ -959,6 +959,24 @@ def _match_plain(clause: str, *, allow_time: bool) -> _Found | None:
     return None
 
 
+# "Linting: ruff, not flake8": under a label, a bare choice is a correction.
+_LABELLED_CHOICE = re.compile(
+    r"^(?P<y>[^,;\s]+(?:\s+[^,;\s]+){0,2})\s*(?:,|;|\s-)?\s+(?:but\s+)?not\s+"
+    r"(?P<x>[^,;\s]+(?:\s+[^,;\s]+){0,2})$",
+    re.I,
+)
+
+
+def _labelled_choice(rest: str) -> _Found | None:
+    match = _LABELLED_CHOICE.match(rest)
+    if not match:
+        return None
+    x, y = _trim(match.group("x")), _trim(match.group("y"))
+    if not _has_content(x) or not _has_content(y) or _BARE_REJECT.search(x + " " + y):
+        return None
+    return f"Use {y} instead of {x}", CONFIDENCE_RULE, "choice"
+
+
 def _with_label(label: str, fact: str) -> str:
     if fact[:1].isupper() and not fact.split()[0].isupper():
         fact = fact[0].lower() + fact[1:]
@@ -981,7 +999,11 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
         if _first_word(label.group("label")) in _NOT_LABEL:
             return None  # "Error: tests must pass" is output pasted in, not a rule
         rest = _strip_leadins(label.group("rest"))
-        inner = _match_plain(rest, allow_time=allow_time) or _context_fact(rest)
+        inner = (
+            _match_plain(rest, allow_time=allow_time)
+            or _labelled_choice(rest)
+            or _context_fact(rest)
+        )
         if inner is not None:
             found = (_with_label(label.group("label"), inner[0]), inner[1], inner[2])
         elif _BARE_VALUES.match(rest) and _has_content(rest):
