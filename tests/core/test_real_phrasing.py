@@ -166,6 +166,59 @@ OWN_EDITS: list[tuple[str, str, str]] = [
     ("Never deploy on Fridays", "Never deploy without a rollback plan", "added"),
     ("Formatting: use ruff format", "Imports: sort with isort", "added"),
     ("Run the unit tests before committing", "Run the e2e tests nightly in CI", "added"),
+    # a second batch written after the rules as a fresh probe (first run: 20 of 20)
+    ("Use Node 18 for local development", "Use Node 22 for local development", "replaced"),
+    (
+        "Run `yarn test` to execute the unit tests",
+        "Run `pnpm test` to execute the unit tests",
+        "replaced",
+    ),
+    ("Default branch: `master`", "Default branch: `main`", "replaced"),
+    (
+        "The API base URL is `http://localhost:3000`",
+        "The API base URL is `http://localhost:8080`",
+        "replaced",
+    ),
+    ("Use Jest for unit tests", "Use Vitest for unit tests", "replaced"),
+    (
+        "Always write tests with pytest fixtures",
+        "Never write tests with pytest fixtures",
+        "replaced",
+    ),
+    ("Max line length is 100", "Max line length is 120", "replaced"),
+    (
+        "Deploy with `fly deploy` from the main branch.",
+        "Deploy with `kamal deploy` from the main branch.",
+        "replaced",
+    ),
+    (
+        "- **Always** run `make lint` before committing",
+        "Always run `make lint` before committing.",
+        "reinforced",
+    ),
+    ("Don\u2019t commit generated files", "Do not commit generated files", "reinforced"),
+    (
+        "Write clear, descriptive commit messages",
+        "Commit messages should be clear and descriptive",
+        "reinforced",
+    ),
+    ("Prefer small, focused pull requests", "Prefer small and focused PRs", "reinforced"),
+    (
+        "Use the logger instead of print statements",
+        "Use the logger rather than print statements.",
+        "reinforced",
+    ),
+    (
+        "Never store secrets in the repo",
+        "Never store secrets in the repository - use the vault",
+        "reinforced",
+    ),
+    ("Use Jest for unit tests", "Use Playwright for end-to-end tests", "added"),
+    ("Run `make lint` before committing", "Run `make docs` after changing public APIs", "added"),
+    ("Never commit generated files", "Never commit directly to main", "added"),
+    ("Branch names: `feature/<ticket>`", "Commit messages: Conventional Commits", "added"),
+    ("`api/` holds the HTTP handlers", "`web/` holds the frontend", "added"),
+    ("Tests live in `tests/`", "Docs live in `docs/`", "added"),
 ]
 
 
