@@ -523,12 +523,15 @@ def case_p8(bench: Bench) -> Result:
         "source": "startup",
     }
     hook = [sys.executable, "-m", "maestro_memory.client.cli", "hook", "claude", "session-start"]
-    probe = subprocess.run(
-        hook, env=bench.env, input=json.dumps(event).encode(), capture_output=True, check=True
-    )
-    if b"additionalContext" not in probe.stdout:  # measure the real path, not a skip
-        raise RuntimeError(f"the hook gave no context: {probe.stdout!r} {probe.stderr!r}")
-    hook_ms = _wall(hook, bench.env, n, stdin=json.dumps(event).encode())
+    hook_ms, answered = [], 0
+    for _ in range(n + 1):  # the first run warms the page cache and is not counted
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            hook, env=bench.env, input=json.dumps(event).encode(), capture_output=True, check=True
+        )
+        hook_ms.append((time.perf_counter() - t0) * 1000)
+        answered += b"additionalContext" in done.stdout
+    hook_ms = hook_ms[1:]
     zmq_ms = _wall([sys.executable, "-c", "import zmq"], bench.env, n)
     med, base = statistics.median(hook_ms), statistics.median(zmq_ms)
     return {
@@ -540,7 +543,9 @@ def case_p8(bench: Bench) -> Result:
         "baseline_median": base,
         "ratio": med / base,
         "target": "<= 1.5x",
-        "met": med / base <= 1.5,
+        "met": med / base <= 1.5 and answered == n + 1,
+        # A hook that runs out of its 0.95 s budget fails open with no output: say so.
+        "note": f"{answered} of {n + 1} runs returned the context",
     }
 
 
