@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from .model import ContextResult
 from .text import content_set, estimate_tokens
@@ -40,6 +41,20 @@ GENERIC: frozenset[str] = frozenset(
     "add use make run fix file code new work get set need want change update implement "
     "write creat create build check test thing way help please project".split()
 )
+
+
+Band = Literal["always", "relevant", "queried", "flagged", "contradicted"]
+
+
+def semantic_band(confidence: float) -> Band:
+    """Which rule of the build above decides whether a semantic entry is injected."""
+    if confidence > HIGH:
+        return "always"
+    if confidence >= MEDIUM:
+        return "relevant"
+    if confidence >= LOW:
+        return "queried"
+    return "contradicted" if confidence == 0.0 else "flagged"
 
 
 @dataclass(frozen=True)

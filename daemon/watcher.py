@@ -51,6 +51,7 @@ from watchdog.observers.inotify_c import (
     WatchDescriptor,
 )
 
+from ..common import layout
 from ..core.memory import FILES
 
 log = logging.getLogger("maestrod")
@@ -59,7 +60,7 @@ DEBOUNCE_SECONDS = 0.15
 MAX_DELAY_SECONDS = 1.0  # a constant stream of events still gets checked this often
 POLL_INTERVAL_SECONDS = 1.0
 MEMORY_NAMES = frozenset(FILES.values())
-MAESTRO_DIR, MEMORY_DIR = ".maestro", "memory"
+MAESTRO_DIR, MEMORY_DIR = layout.MAESTRO_DIR, layout.MEMORY_SUBDIR
 
 _C = InotifyConstants
 # A chain directory: only entries appearing, vanishing or moving, and the directory itself.

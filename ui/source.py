@@ -1,0 +1,197 @@
+"""What the page shows, read through the same paths as ``maestroctl``; no file writes here.
+
+Every read and every write goes through ``Client``: through the daemon when it runs, else in
+direct mode (the same op handlers, under the same project lock). The only things read without
+the client are read-only files the daemon owns, when it is not running: the registry of
+projects (for the switcher) and the project's journal (for the chart). Review decisions are
+the same ``maintenance`` op ``maestroctl review --apply`` sends.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..client import Client
+from ..client.errors import DaemonUnavailable, RequestError
+from ..core.context import semantic_band
+from ..core.fsio import signature
+from ..core.model import Entry
+from ..core.search import search
+
+MEMORY_FILES = ("semantic.md", "episodic.md", "archive.md")
+JOURNAL_LIMIT = 1000  # journal records read for the chart: the newest, the log op's maximum
+
+
+class UnknownProject(ValueError):
+    """A project the page was not started for and the daemon does not know."""
+
+
+def _entry(data: dict[str, Any]) -> Entry:
+    fields = Entry.__dataclass_fields__
+    return Entry(**{k: v for k, v in data.items() if k in fields})
+
+
+@dataclass
+class Source:
+    """The memory of the projects the page may show: the start project and registered ones."""
+
+    start_project: str
+    client: Client
+    context_budget: int = 500
+    _extra: set[str] = field(default_factory=set)
+
+    # -- projects ------------------------------------------------------------------------------
+    def projects(self) -> list[str]:
+        found: list[str] = []
+        if self.client.daemon_running():
+            try:
+                items = self.client.projects().get("projects") or []
+                found = [str(p["path"]) for p in items if isinstance(p, dict) and "path" in p]
+            except DaemonUnavailable:
+                found = []
+        else:
+            from ..daemon.registry import Registry  # read-only: the constructor only loads
+
+            found = sorted(str(p) for p in Registry(self.client.paths.registry_path).projects())
+        ordered = [self.start_project] + [p for p in sorted(found) if p != self.start_project]
+        return ordered
+
+    def check(self, project: str | None) -> str:
+        """``project`` if the page may show it (default: the start project), else raise."""
+        if project is None or project == "" or project == self.start_project:
+            return self.start_project
+        if project in self.projects():
+            return project
+        raise UnknownProject(f"{project!r} is neither the start project nor registered")
+
+    def via(self) -> str:
+        return "daemon" if self.client.daemon_running() else "direct"
+
+    def capabilities(self) -> dict[str, bool]:
+        # ``forget`` appears when the client grows the op (another change adds it).
+        return {"forget": callable(getattr(self.client, "forget", None))}
+
+    # -- reads ---------------------------------------------------------------------------------
+    def _entries(self, project: str, sector: str | None) -> dict[str, Any]:
+        return dict(self.client.entries(sector, project=project))
+
+    def overview(self, project: str) -> dict[str, Any]:
+        live = self._entries(project, None)
+        archived = self._entries(project, "archive")
+        review = self.client.maintenance(dry_run=True, project=project)
+        context = self.client.build_context(max_tokens=self.context_budget, project=project)
+        reinforced = self._last_reinforced(project)
+        entries = [
+            {**self._decorate(e), "last_reinforced": reinforced.get(str(e.get("id")))}
+            for e in live.get("entries") or []
+        ]
+        return {
+            "project": project,
+            "via": self.client.last_via,
+            "semantic": [e for e in entries if e.get("sector") == "semantic"],
+            "episodic": [e for e in entries if e.get("sector") == "episodic"],
+            "archive": [{**e, "band": "archived"} for e in archived.get("entries") or []],
+            "problems": live.get("problems") or {},
+            "review": review.get("proposals") or [],
+            "context": {
+                "text": context.get("context") or "",
+                "tokens": context.get("tokens", 0),
+                "budget": self.context_budget,
+                "included": context.get("included") or [],
+            },
+            "version": self.version(project),
+        }
+
+    @staticmethod
+    def _decorate(entry: dict[str, Any]) -> dict[str, Any]:
+        if entry.get("sector") == "semantic":
+            return {**entry, "band": semantic_band(float(entry.get("confidence", 0.0)))}
+        return entry
+
+    def search(self, project: str, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        live = self._entries(project, None).get("entries") or []
+        entries = [_entry(e) for e in live]
+        return [
+            {"entry": self._decorate(e.to_dict()), "score": round(score, 4)}
+            for e, score in search(entries, query, limit=limit)
+        ]
+
+    def history(self, project: str, entry_id: str) -> list[dict[str, Any]]:
+        """The (time, confidence, salience) points of one entry, oldest first, from the journal."""
+        points: list[dict[str, Any]] = []
+        for rec in self._journal(project):
+            for change in rec.get("changes") or []:
+                if not isinstance(change, dict) or change.get("id") != entry_id:
+                    continue
+                after = change.get("after")
+                points.append(
+                    {
+                        "time": rec.get("time"),
+                        "op": rec.get("op"),
+                        "confidence": None if after is None else after.get("confidence"),
+                        "salience": None if after is None else after.get("salience"),
+                    }
+                )
+        return points
+
+    def _last_reinforced(self, project: str) -> dict[str, str]:
+        """entry id -> the time of the last journalled change that raised its scores."""
+        out: dict[str, str] = {}
+        for rec in self._journal(project):
+            for change in rec.get("changes") or []:
+                if not isinstance(change, dict):
+                    continue
+                before, after = change.get("before"), change.get("after")
+                if not isinstance(before, dict) or not isinstance(after, dict):
+                    continue
+                rose = [
+                    k
+                    for k in ("confidence", "salience")
+                    if isinstance(after.get(k), int | float)
+                    and isinstance(before.get(k), int | float)
+                    and after[k] > before[k]
+                ]
+                if rose and isinstance(rec.get("time"), str):
+                    out[str(change.get("id"))] = rec["time"]
+        return out
+
+    def _journal(self, project: str) -> list[dict[str, Any]]:
+        if self.client.daemon_running():
+            try:
+                records = self.client.log(JOURNAL_LIMIT, project=project).get("records")
+                return [r for r in records or [] if isinstance(r, dict)]
+            except (DaemonUnavailable, RequestError):
+                pass  # it stopped, or does not own the project: read the file below
+        from ..common.ops import resolve_project
+        from ..daemon.journal import Journal
+
+        return Journal(self.client.paths.journal_dir).tail(resolve_project(project), JOURNAL_LIMIT)
+
+    def version(self, project: str) -> str:
+        """Changes whenever a memory file (or the project's journal) changes: for live updates."""
+        from ..common.ops import resolve_project
+        from ..daemon.journal import journal_name
+
+        root = resolve_project(project)
+        sig = signature(root / ".maestro" / "memory", MEMORY_FILES)
+        try:
+            st = os.stat(Path(self.client.paths.journal_dir) / journal_name(root))
+            journal: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            journal = None
+        return repr((sig, journal))
+
+    # -- writes (the CLI's ops) -----------------------------------------------------------------
+    def decide(self, project: str, entry_id: str, action: str) -> dict[str, Any]:
+        # The core checks the action and that the entry is flagged (one copy of that rule).
+        return self.client.maintenance(decisions={entry_id: action}, project=project)
+
+    def forget(self, project: str, entry_id: str) -> dict[str, Any]:
+        op = getattr(self.client, "forget", None)
+        if not callable(op):
+            raise RequestError("bad_request", "this version has no 'forget'")
+        result = op(entry_id, project=project)
+        return result if isinstance(result, dict) else {}
