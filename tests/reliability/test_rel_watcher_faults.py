@@ -109,9 +109,9 @@ def run_faults(daemon: DaemonHandle, root: Path, mode: str) -> None:
         assert texts_in_cache(daemon, root) == {f"Edited away in {moved.name}"}
         assert mode_of(daemon, root) == mode
 
-    # 3. a checkout storm: 200 replacements within a second
+    # 3. a checkout storm: 200 replacements back to back (well within a second on an idle
+    #    machine; not asserted, since a loaded machine is slower and tests never fail on timings)
     path = md / "semantic.md"
-    started = time.monotonic()
     for i in range(200):
         replace_file(path, semantic_text(*(f"Storm rule r{i}x{k}" for k in range(i % 5 + 1))))
         if i % 40 == 39:
@@ -120,7 +120,6 @@ def run_faults(daemon: DaemonHandle, root: Path, mode: str) -> None:
                 f"### [salience: 1.0] [confidence: 0.70] "
                 f"[2026-01-05] [s]\nStorm episode {i}\n"
             )
-    assert time.monotonic() - started < 1.0, "the storm was not a storm"
     settle(daemon, root, "the storm")
     assert texts_in_cache(daemon, root) == {
         "Storm episode 199",
