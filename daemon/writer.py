@@ -172,6 +172,17 @@ class WriteQueue:
             self._closed = True
             self._cond.notify_all()
 
+    def abandon(self) -> list[Job]:
+        """Close and take every job not yet started (the shutdown budget ran out): the
+        caller answers them; the writer will not run them."""
+        with self._cond:
+            self._closed = True
+            left = list(self._items)
+            self._items.clear()
+            self._checks.clear()
+            self._cond.notify_all()
+            return left
+
     def depth(self) -> int:
         return len(self._items)
 
