@@ -19,6 +19,7 @@ import json
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,17 @@ def fact_text(client: int, phase: str, i: int) -> str:
 
 
 class Writer(threading.Thread):
-    def __init__(self, n: int, endpoint: str, project: Path, go_on: threading.Event) -> None:
+    def __init__(
+        self,
+        n: int,
+        endpoint: str,
+        project: Path,
+        go_on: threading.Event,
+        exited: Callable[[], bool],
+    ) -> None:
         super().__init__(name=f"client-{n}", daemon=True)
         self.n, self.endpoint, self.project, self.go_on = n, endpoint, project, go_on
+        self.exited = exited
         self.sent_before: list[str] = []
         self.sent_after: list[str] = []
         self.replies: dict[str, dict[str, Any]] = {}
@@ -77,24 +86,25 @@ class Writer(threading.Thread):
                 sock.send(self.body(rid, fact_text(self.n, "a", i)))
                 self.sent_after.append(rid)
             total = len(self.sent_before) + len(self.sent_after) + 1
-            self._collect(sock, until=lambda: len(self.replies) >= total, quiet=5.0)
+            self._collect(sock, until=lambda: len(self.replies) >= total, after_exit=True)
         except BaseException as exc:  # reported to the test
             self.error = exc
         finally:
             sock.close(linger=0)
             ctx.term()
 
-    def _collect(self, sock: Any, until: Any, quiet: float | None = None) -> None:
-        """Receive until ``until()``; with ``quiet``, also stop after that long without a
-        message (the daemon closed its socket: what is missing was never read)."""
+    def _collect(self, sock: Any, until: Any, after_exit: bool = False) -> None:
+        """Receive until ``until()``; with ``after_exit``, also stop once the daemon process
+        has exited and nothing more arrives (what is missing then was never read by it)."""
         deadline = time.monotonic() + 120
         while not until():
             if time.monotonic() > deadline:
                 raise TimeoutError(f"client {self.n}: {len(self.replies)} replies")
-            if sock.poll(int((quiet or 1.0) * 1000)):
+            gone = after_exit and self.exited()  # checked before the poll: no race
+            if sock.poll(2000):
                 reply = json.loads(sock.recv())
                 self.replies[reply["id"]] = reply
-            elif quiet is not None:
+            elif gone:
                 return
 
 
@@ -106,7 +116,8 @@ def test_sigterm_answers_every_request_received(
     daemon = daemon_factory()
     daemon.register(project)
     go_on = threading.Event()
-    clients = [Writer(n, daemon.endpoint, project, go_on) for n in range(CLIENTS)]
+    exited = lambda: daemon.proc.poll() is not None  # noqa: E731
+    clients = [Writer(n, daemon.endpoint, project, go_on, exited) for n in range(CLIENTS)]
     for c in clients:
         c.start()
     wait_for(
