@@ -61,10 +61,12 @@ REPLY_ENDPOINT = "inproc://maestrod-replies"
 ZAP_DOMAIN = b"maestrod"
 # Shutdown: the queued writes are drained while the writer makes progress (a reply at least
 # every SHUTDOWN_BUDGET_SECONDS), for at most SHUTDOWN_LIMIT_SECONDS (under systemd's
-# TimeoutStopSec=15 and launchd's 20 s). Past either, what is still queued is answered
-# shutting_down (not applied).
+# TimeoutStopSec=15 and launchd's 20 s, with WRITER_JOIN_SECONDS). Past either, what is
+# still queued is answered shutting_down (not applied). A writer stuck in one commit for good
+# is left behind (os._exit): replies not yet flushed then are lost, best effort.
 SHUTDOWN_BUDGET_SECONDS = 4.0
-SHUTDOWN_LIMIT_SECONDS = 12.0
+SHUTDOWN_LIMIT_SECONDS = 10.0
+WRITER_JOIN_SECONDS = 2.0  # after the loop: the batch in progress may still finish
 BURST = 64  # messages handled from one socket before looking at the others
 
 
@@ -394,7 +396,7 @@ class Server:
         self.watcher.stop()
         self.scheduler.stop()
         self.writer.close()
-        if not self.writer.join(0.5):
+        if not self.writer.join(WRITER_JOIN_SECONDS):
             log.error("the writer did not stop in time; exiting without it")
             return False
         self._forward_replies()
