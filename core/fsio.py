@@ -263,6 +263,20 @@ def commit(
     return sigs
 
 
+def recover_if_interrupted(memory_dir: Path) -> None:
+    """For a lock-free reader: if an interrupted multi-file commit's intent file is there,
+    take the lock and recover, so the reader sees all old or all new files. One stat when
+    there is none. Never call it holding the lock (``flock`` is per open file: it would wait
+    for itself). A reader that cannot recover (read-only files) reads what is there."""
+    if not os.path.exists(memory_dir / INTENT_FILE):
+        return
+    try:
+        with project_lock(memory_dir):
+            recover(memory_dir)
+    except OSError as exc:
+        log.warning("cannot complete the interrupted commit in %s: %s", memory_dir, exc)
+
+
 def recover(memory_dir: Path) -> list[str]:
     """Complete an interrupted multi-file commit and remove stray temp files (under the lock).
 

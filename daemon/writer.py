@@ -342,6 +342,9 @@ class Writer:
         """Start tracking ``project``: parse its files and publish the first view."""
         tracked = self._tracked.setdefault(project, _Tracked())
         try:
+            # (reliability) A commit a crash cut short is completed before the first read, so
+            # the cache never serves half of it (never called holding the project lock).
+            fsio.recover_if_interrupted(memory_dir_of(project))
             memory = self._load(project, tracked, reuse=False)
         except Exception as exc:
             log.error("cannot read the memory of %s: %s", project, exc)

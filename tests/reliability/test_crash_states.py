@@ -3,8 +3,9 @@
 ALICE-style (Pillai et al., OSDI 2014): the real commit runs once with ``fsio.IO`` wrapped to
 RECORD its file-system operations (create, write, fsync, rename, unlink, directory fsync; the
 wrapper calls the real syscalls too). From the recording, every state a crash could leave is
-built under the persistence model below, written into a fresh directory, recovered exactly as
-the product does (``MemoryStore.transaction``: lock, ``fsio.recover``, read) and checked.
+built under the persistence model below, written into a fresh directory, read as a lock-free
+reader does (``MemoryStore.read``) and recovered as every writer does
+(``MemoryStore.transaction``: lock, ``fsio.recover``, read), and checked.
 
 Persistence model (also in ARCHITECTURE.md, "Crash states"):
 
@@ -40,6 +41,7 @@ from typing import Any
 import pytest
 
 from maestro_memory.core import MemoryStore, fsio
+from maestro_memory.core.memory import Memory
 from maestro_memory.core.store import READ_NAMES
 
 BLOCK = 4096
@@ -199,6 +201,11 @@ def content(files: dict[str, bytes]) -> tuple[bytes | None, ...]:
     return tuple(files.get(name) for name in READ_NAMES)
 
 
+def rendered(memory: Memory) -> tuple[str, ...]:
+    """Everything a reader can get from a Memory: each file as parsed and rendered."""
+    return (*(doc.render() for doc in memory.docs.values()), memory.state.render())
+
+
 def recover_state(root: Path, state: dict[str, bytes]) -> tuple[bytes | None, ...]:
     memory_dir = root / ".maestro" / "memory"
     if root.exists():
@@ -207,9 +214,15 @@ def recover_state(root: Path, state: dict[str, bytes]) -> tuple[bytes | None, ..
     for name, body in state.items():
         (memory_dir / name).write_bytes(body)
     store = MemoryStore(root, clock=lambda: DAY)
+    # A lock-free reader first (direct-mode reads, the daemon's first look): what it reads
+    # must already be one whole version.
+    seen = rendered(store.read())
     with store.transaction():  # what every writer does first: lock, recover, read
         pass
     after = snapshot(memory_dir)
+    texts = {n: b.decode("utf-8", "surrogateescape") for n, b in after.items() if n in READ_NAMES}
+    recovered = Memory.load(texts, today=DAY)
+    assert seen == rendered(recovered), "a lock-free reader saw other content than recovery left"
     leftovers = [n for n in after if fsio.is_temp_name(n) or n == fsio.INTENT_FILE]
     assert leftovers == [], f"recovery left {leftovers}"
     store.read()  # loads without raising
