@@ -49,6 +49,25 @@ HOOK_EVENT_NAMES: dict[str, str] = {
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
+# Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
+# has no reason to, Claude Code's own hook timeout being the outer bound.
+DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"
+
+
+def time_limits() -> tuple[float, float, float]:
+    """(deadline, hard deadline, daemon timeout) in seconds: the defaults, or scaled to
+    ``MAESTRO_HOOK_DEADLINE`` when that is a positive number."""
+    raw = os.environ.get(DEADLINE_ENV, "").strip()
+    try:
+        deadline = float(raw) if raw else DEADLINE
+    except ValueError:
+        deadline = DEADLINE
+    if not deadline > 0 or deadline == float("inf"):
+        deadline = DEADLINE
+    scale = deadline / DEADLINE
+    return deadline, HARD_DEADLINE * scale, DAEMON_TIMEOUT * scale
+
+
 MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
@@ -138,14 +157,15 @@ class _Watchdog:
         raise _Deadline
 
     def _backstop(self) -> None:
-        remaining = HARD_DEADLINE - (time.monotonic() - self.started)
+        hard = time_limits()[1]
+        remaining = hard - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
-            log_reason(self.event, f"still running after {HARD_DEADLINE:g} s; exited")
+            log_reason(self.event, f"still running after {hard:g} s; exited")
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
         threading.Thread(target=self._backstop, name="hook-backstop", daemon=True).start()
-        remaining = DEADLINE - (time.monotonic() - self.started)
+        remaining = time_limits()[0] - (time.monotonic() - self.started)
         try:
             self._previous = signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, max(0.01, remaining))
@@ -178,7 +198,7 @@ class _Memory:
 
         self.project = project
         self.event = event
-        self.client = Client(project, timeout=DAEMON_TIMEOUT, retries=0)
+        self.client = Client(project, timeout=time_limits()[2], retries=0)
 
     def call(self, op: Callable[[Client], dict[str, Any]], *, repeatable: bool) -> dict[str, Any]:
         """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
@@ -311,7 +331,8 @@ def run_claude_hook(
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
         log_reason(
-            event, f"gave up after {time.monotonic() - started:.2f} s (deadline {DEADLINE:g} s)"
+            event,
+            f"gave up after {time.monotonic() - started:.2f} s (deadline {time_limits()[0]:g} s)",
         )
     except _Skip as exc:
         log_reason(event, str(exc))
