@@ -49,7 +49,27 @@ HOOK_EVENT_NAMES: dict[str, str] = {
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
-DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"  # seconds, to widen both on a slow or busy machine
+# Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
+# has no reason to, Claude Code's own hook timeout being the outer bound.
+DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"
+
+
+def time_limits(
+    env: dict[str, str] | os._Environ[str] | None = None,
+) -> tuple[float, float, float]:
+    """(deadline, hard deadline, daemon timeout) in seconds: the defaults, or scaled to
+    ``MAESTRO_HOOK_DEADLINE`` when that is a positive number of seconds below an hour."""
+    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
+    try:
+        deadline = float(raw) if raw else DEADLINE
+    except ValueError:
+        deadline = DEADLINE
+    if not 0 < deadline < 3600:  # nan and inf fail this too
+        deadline = DEADLINE
+    scale = deadline / DEADLINE
+    return deadline, HARD_DEADLINE * scale, DAEMON_TIMEOUT * scale
+
+
 MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
@@ -72,19 +92,6 @@ def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
     if raw.isdigit():
         return int(raw)
     return DEFAULT_MAX_TOKENS
-
-
-def hook_deadlines(env: dict[str, str] | os._Environ[str] | None = None) -> tuple[float, float]:
-    """(deadline, hard deadline) in seconds: ``MAESTRO_HOOK_DEADLINE`` when it is a positive
-    number (the hard one 0.2 s later), else ``DEADLINE`` and ``HARD_DEADLINE``."""
-    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEADLINE, HARD_DEADLINE
-    if not 0 < value < 3600:  # nan and inf fail this too
-        return DEADLINE, HARD_DEADLINE
-    return value, value + (HARD_DEADLINE - DEADLINE)
 
 
 def estimate_tokens(text: str) -> int:
@@ -135,7 +142,7 @@ class _Watchdog:
     def __init__(self, event: str, started: float) -> None:
         self.event = event
         self.started = started
-        self.deadline, self.hard_deadline = hook_deadlines()
+        self.deadline, self.hard_deadline, _ = time_limits()
         self._done = threading.Event()
         self._armed = False
         self._previous: Any = signal.SIG_DFL
@@ -184,7 +191,7 @@ class _Memory:
 
         self.project = project
         self.event = event
-        self.client = Client(project, timeout=DAEMON_TIMEOUT, retries=0)
+        self.client = Client(project, timeout=time_limits()[2], retries=0)
 
     def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
         """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
@@ -316,7 +323,7 @@ def run_claude_hook(
             finally:
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
-        elapsed, deadline = time.monotonic() - started, hook_deadlines()[0]
+        elapsed, deadline = time.monotonic() - started, time_limits()[0]
         log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)")
     except _Skip as exc:
         log_reason(event, str(exc))

@@ -205,16 +205,15 @@ def test_watches_come_and_go_while_events_pour_in(daemon: DaemonHandle, tmp_path
     thread = threading.Thread(target=storm)
     thread.start()
     try:
+        # At least 3 rounds and at least 6 s of storm, however slow the machine; a stall
+        # fails on the request timeout (a hang guard, not a speed test).
         deadline = time.monotonic() + 6.0
         rounds = 0
-        while time.monotonic() < deadline:
+        while rounds < 3 or time.monotonic() < deadline:
             for root in churn:
-                started = time.monotonic()
-                daemon.send("register", args={"path": str(root)}, timeout=10)
-                daemon.send("unregister", args={"path": str(root)}, timeout=10)
-                assert time.monotonic() - started < 5.0, "register/unregister stalled"
+                daemon.send("register", args={"path": str(root)}, timeout=60)
+                daemon.send("unregister", args={"path": str(root)}, timeout=60)
             rounds += 1
-        assert rounds >= 3
     finally:
         stop.set()
         thread.join(30)
