@@ -328,6 +328,7 @@ class Client:
     # -- direct mode -------------------------------------------------------------------------
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         from ..daemon import ops
+        from ..daemon.config import ConfigError, direct_settings
         from ..daemon.protocol import CONFLICT, INTERNAL, OpError
 
         assert project is not None
@@ -336,7 +337,12 @@ class Client:
             if not root.is_dir():
                 # MemoryStore would create the directories; a typo in -C must not do that.
                 raise OpError(CONFLICT, f"project directory {root} does not exist")
-            result = ops.dispatch_memory_op(ops.DirectBackend(), op, root, args)
+            # The daemon's [core] settings, so that both paths age and reinforce alike.
+            settings = direct_settings(self.paths.config_path)
+            backend = ops.DirectBackend(settings=settings)
+            result = ops.dispatch_memory_op(backend, op, root, args)
+        except ConfigError as exc:
+            raise RequestError(INTERNAL, f"{op} in direct mode: bad configuration: {exc}") from exc
         except OpError as exc:
             raise RequestError(exc.code, exc.message) from exc
         except OSError as exc:

@@ -71,17 +71,36 @@ Decision = Literal["remove", "archive", "reinforce"]
 DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
 
 
+DecayUnit = Literal["day", "session"]
+ReinforceOn = Literal["injected", "relevant"]
+DECAY_UNITS: tuple[str, ...] = ("day", "session")
+REINFORCE_ON: tuple[str, ...] = ("injected", "relevant")
+
+
 @dataclass
 class Settings:
-    """Tunable behaviour; zero is honoured as a value everywhere (no ``x or default``)."""
+    """Tunable behaviour; zero is honoured as a value everywhere (no ``x or default``).
 
-    injection: Literal["relevant", "all"] = "relevant"
+    * ``decay_unit``: ``"day"`` applies the per-session decay (semantic -0.05, the episodic
+      sweep) at most once per calendar day on which the project had a session; ``"session"``
+      once per distinct session id (the spec read literally). See ARCHITECTURE.md.
+    * ``reinforce_on``: which entries of a context build for a session count as referenced
+      and are reinforced: ``"injected"`` every entry put in the block, ``"relevant"`` only those
+      relevant to the task or query.
+    """
+
+    decay_unit: DecayUnit = "day"
+    reinforce_on: ReinforceOn = "injected"
     episodic_cap: int = EPISODIC_CAP
     default_max_tokens: int = 500
 
     def __post_init__(self) -> None:
-        if self.injection not in ("relevant", "all"):
-            raise MemoryError_(f"injection must be 'relevant' or 'all', got {self.injection!r}")
+        if self.decay_unit not in DECAY_UNITS:
+            raise MemoryError_(f"decay_unit must be 'day' or 'session', got {self.decay_unit!r}")
+        if self.reinforce_on not in REINFORCE_ON:
+            raise MemoryError_(
+                f"reinforce_on must be 'injected' or 'relevant', got {self.reinforce_on!r}"
+            )
         if (
             isinstance(self.episodic_cap, bool)
             or not isinstance(self.episodic_cap, int)
@@ -96,7 +115,8 @@ class Settings:
 class State:
     """The sidecar ``.state.json``: per-clone bookkeeping that is not memory content."""
 
-    sessions: dict[str, str] = field(default_factory=dict)  # session id -> date applied
+    sessions: dict[str, str] = field(default_factory=dict)  # session id -> first day seen
+    decayed_on: str | None = None  # the last day whose decay was applied
     changed: bool = False
 
     @classmethod
@@ -108,7 +128,12 @@ class State:
             sessions = data.get("sessions", {})
             if not isinstance(sessions, dict):
                 raise ValueError("sessions is not an object")
-            return cls(sessions={str(k): str(v) for k, v in sessions.items()})
+            decayed_on = data.get("decayed_on")
+            if decayed_on is not None and not isinstance(decayed_on, str):
+                raise ValueError("decayed_on is not a date")
+            return cls(
+                sessions={str(k): str(v) for k, v in sessions.items()}, decayed_on=decayed_on
+            )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
                 Problem(
@@ -121,7 +146,17 @@ class State:
 
     def render(self) -> str:
         items = list(self.sessions.items())[-LEDGER_LIMIT:]
-        return json.dumps({"v": 1, "sessions": dict(items)}, indent=1) + "\n"
+        data: dict[str, Any] = {"v": 1, "sessions": dict(items)}
+        if self.decayed_on is not None:
+            data["decayed_on"] = self.decayed_on
+        return json.dumps(data, indent=1) + "\n"
+
+    def last_decay_day(self) -> str | None:
+        """The last day a decay was applied. A ledger written before ``decayed_on`` existed
+        (decay per session id) applied one on every day it recorded a session."""
+        if self.decayed_on is not None:
+            return self.decayed_on
+        return max(self.sessions.values(), default=None)
 
 
 def session_tag(session_id: str) -> str:
@@ -162,6 +197,9 @@ class Memory:
         self.today = today
         self.settings = settings if settings is not None else Settings()
         self.generation = 0  # bumped on every change; caches key on it
+        for b in semantic.entries():
+            if not b.meta:  # no mm comment at all: a line a person typed
+                b.meta["by"] = "hand"  # kept when the line is first rewritten
 
     # -- construction and output -------------------------------------------------------------
     @classmethod
@@ -239,6 +277,8 @@ class Memory:
             salience=block.salience,
             session_id=block.session_id if sector == "episodic" else None,
             unreinforced_sessions=unreinforced,
+            source=_source(block.meta.get("by")) if sector == "semantic" else None,
+            last_referenced=block.meta.get("ref") or None,
         )
 
     def semantic_entries(self) -> list[Entry]:
@@ -275,15 +315,31 @@ class Memory:
         return created
 
     def initialize(self, session_id: str | None = None) -> InitReport:
+        """Start (or rejoin) a session: apply the decay when it is due, exactly once.
+
+        ``decay_unit = "day"``: due on the first session of a calendar day (``self.today``)
+        later than the last day decayed; ``"session"``: due for a session id not yet in the
+        ledger. Either way the id is recorded, so switching the unit never decays twice.
+        """
         sid = _validate_session(session_id) if session_id is not None else uuid.uuid4().hex
         created = self.ensure_files()
-        if sid in self.state.sessions:
+        new_session = sid not in self.state.sessions
+        if self.settings.decay_unit == "day":
+            last = self.state.last_decay_day()
+            due = last is None or self.today > last  # a clock set back never decays again
+        else:
+            due = new_session
+        if new_session:
+            self.state.sessions[sid] = self.today
+            self.state.changed = True
+        if not due:
             return InitReport(
                 session_id=sid, created=created, applied=False, flagged=self._flagged_entries()
             )
         semantic = self.semantic_decay()
         sweep = self.decay_sweep()
-        self.state.sessions[sid] = self.today
+        if self.state.decayed_on is None or self.today > self.state.decayed_on:
+            self.state.decayed_on = self.today
         self.state.changed = True
         return InitReport(
             session_id=sid,
@@ -539,6 +595,7 @@ class Memory:
             if b.meta.get("rs") == tag:
                 return self._entry(b, kind)  # at most once per entry per session
             b.meta["rs"] = tag
+            b.meta["ref"] = self.today  # rotation: least recently referenced goes first
         original = b.original
         if kind == "semantic":
             b.confidence = (
@@ -589,6 +646,12 @@ class Memory:
                 # no signal; raising here would leave the signals saved before it half-applied.
                 continue
             result = self.save_semantic(found.fact, found.category, found.confidence)
+            if result.entry is not None and result.entry.confidence > 0.0:
+                # Stated by the person in their own prompt: their standing instruction.
+                _, block = self.find(result.entry.id)
+                block.meta["by"] = "user"
+                block.dirty = True
+                result.entry.source = "user"
             out.append(
                 Signal(
                     fact=found.fact,
@@ -700,7 +763,7 @@ class Memory:
             episodic=tuple(self.episodic_entries()),
             archived=tuple(self.archived_entries()),
             problem_map=self.problems(),
-            injection=self.settings.injection,
+            reinforce_on=self.settings.reinforce_on,
         )
 
     def build_context(
@@ -724,7 +787,7 @@ class MemoryView:
     episodic: tuple[Entry, ...]
     archived: tuple[Entry, ...]
     problem_map: dict[str, list[str]]
-    injection: str = "relevant"
+    reinforce_on: str = "injected"
     _index: list[ctx.ContextIndex] = field(default_factory=list, compare=False, repr=False)
     _results: dict[tuple[Any, ...], ContextResult] = field(
         default_factory=dict, compare=False, repr=False
@@ -746,8 +809,27 @@ class MemoryView:
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
             self._index.append(
                 ctx.ContextIndex(
-                    [ctx.Candidate(e.id, e.text, e.confidence) for e in self.semantic],
-                    [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
+                    [
+                        ctx.Candidate(
+                            e.id,
+                            e.text,
+                            e.confidence,
+                            last_referenced=e.last_referenced or "",
+                            stated=e.source is not None
+                            and e.original_confidence >= ctx.INSTRUCTION_MIN,
+                        )
+                        for e in self.semantic
+                    ],
+                    [
+                        ctx.Candidate(
+                            e.id,
+                            e.text,
+                            e.confidence,
+                            e.salience,
+                            last_referenced=e.last_referenced or "",
+                        )
+                        for e in self.episodic
+                    ],
                 )
             )
         return self._index[0]
@@ -770,7 +852,7 @@ class MemoryView:
         key = (task, query, max_tokens)
         cached = self._results.get(key)
         if cached is None:
-            cached = self.index().build(task, query, max_tokens, self.injection)  # type: ignore[arg-type]
+            cached = self.index().build(task, query, max_tokens, self.reinforce_on)  # type: ignore[arg-type]
             if len(self._results) >= RESULT_CACHE:
                 self._results.clear()
             self._results[key] = cached
@@ -784,6 +866,10 @@ class MemoryView:
             "flagged": sum(1 for e in self.semantic + self.episodic if e.state != "active"),
             "problems": self.problem_map,
         }
+
+
+def _source(value: str | None) -> Literal["user", "hand"] | None:
+    return value if value in ("user", "hand") else None  # type: ignore[return-value]
 
 
 def _new_id(prefix: str) -> str:

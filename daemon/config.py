@@ -8,13 +8,17 @@
     timezone = "Europe/Paris"   # default: the local time zone
 
     [core]
-    injection = "relevant"      # or "all"
+    decay_unit = "day"          # or "session": when memory ages (see ARCHITECTURE.md)
+    reinforce_on = "injected"   # or "relevant": which entries of a context count as used
 
     [watcher]
     force_polling = false       # poll instead of inotify (network filesystems)
 
 A missing file means the defaults; a file that does not parse is an error (at start: refuse;
-on SIGHUP: keep the running configuration and log why).
+on SIGHUP: keep the running configuration and log why). The ``[core]`` settings also apply to
+direct mode: the client reads the same file (``direct_settings``), so both paths run the same
+core with the same settings. ``injection = "all" | "relevant"``, the earlier name of
+``reinforce_on``, is still read (``"all"`` is ``"injected"``).
 """
 
 from __future__ import annotations
@@ -88,7 +92,8 @@ def parse_cron(expr: str) -> CronSpec:
 class Config:
     cron: str = DEFAULT_CRON
     timezone: str | None = None
-    injection: str = "relevant"
+    decay_unit: str = "day"
+    reinforce_on: str = "injected"
     force_polling: bool = False
 
     @property
@@ -96,7 +101,10 @@ class Config:
         return parse_cron(self.cron)
 
     def settings(self) -> Settings:
-        return Settings(injection=self.injection)  # type: ignore[arg-type]
+        return Settings(
+            decay_unit=self.decay_unit,  # type: ignore[arg-type]
+            reinforce_on=self.reinforce_on,  # type: ignore[arg-type]
+        )
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -125,11 +133,18 @@ def load_config(path: Path) -> Config:
     watcher = _table(data, "watcher")
     cron = _string(maintenance, "maintenance", "cron", DEFAULT_CRON) or DEFAULT_CRON
     timezone = _string(maintenance, "maintenance", "timezone", None)
-    injection = _string(core, "core", "injection", "relevant") or "relevant"
+    decay_unit = _string(core, "core", "decay_unit", "day") or "day"
+    reinforce_on = _reinforce_on(path, core)
     force_polling = watcher.get("force_polling", False)
     if not isinstance(force_polling, bool):
         raise ConfigError("[watcher] force_polling must be true or false")
-    config = Config(cron=cron, timezone=timezone, injection=injection, force_polling=force_polling)
+    config = Config(
+        cron=cron,
+        timezone=timezone,
+        decay_unit=decay_unit,
+        reinforce_on=reinforce_on,
+        force_polling=force_polling,
+    )
     try:
         parse_cron(cron)
         config.settings()
@@ -140,6 +155,26 @@ def load_config(path: Path) -> Config:
     if timezone is not None:
         _check_timezone(path, timezone)
     return config
+
+
+def _reinforce_on(path: Path, core: dict[str, Any]) -> str:
+    value = _string(core, "core", "reinforce_on", None)
+    old = _string(core, "core", "injection", None)
+    if old is not None:
+        if value is not None:
+            raise ConfigError(
+                f"{path}: [core] set reinforce_on or its earlier name injection, not both"
+            )
+        mapped = {"all": "injected", "relevant": "relevant"}.get(old)
+        if mapped is None:
+            raise ConfigError(f"{path}: [core] injection must be 'relevant' or 'all', got {old!r}")
+        return mapped
+    return "injected" if value is None else value
+
+
+def direct_settings(config_path: Path) -> Settings:
+    """The core settings direct mode runs with: those of the daemon's ``config.toml``."""
+    return load_config(config_path).settings()
 
 
 def _check_timezone(path: Path, name: str) -> None:

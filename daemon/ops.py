@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..core.memory import Memory, MemoryView
+from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore
 from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
@@ -261,8 +261,17 @@ def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> 
 class DirectBackend:
     """No daemon: every read is a fresh lock-free parse, every write its own transaction."""
 
-    def __init__(self, store_factory: Callable[[Path], MemoryStore] = MemoryStore) -> None:
-        self._store_factory = store_factory
+    def __init__(
+        self,
+        store_factory: Callable[[Path], MemoryStore] | None = None,
+        *,
+        settings: Settings | None = None,
+    ) -> None:
+        self._store_factory = (
+            store_factory
+            if store_factory is not None
+            else (lambda project: MemoryStore(project, settings=settings))
+        )
 
     def read(self, project: Path) -> MemoryView:
         return self._store_factory(project).read().view()
