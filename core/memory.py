@@ -543,12 +543,7 @@ class Memory:
         conf = (
             DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
         )
-        body = [
-            ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
-            for line in raw.splitlines()
-        ]
-        while body and not body[-1].strip():
-            body.pop()
+        body = _episodic_body(raw)
         text = " ".join(raw.split())
         new = EntryBlock(
             [],
@@ -567,6 +562,33 @@ class Memory:
         self._touch("episodic")
         self._enforce_cap()
         return self._entry(new, "episodic")
+
+    def save_session_note(
+        self, note: object, session_id: object, confidence: object = None
+    ) -> tuple[Entry, bool]:
+        """The episodic note a session leaves (``core.digest``): one per session id. A resumed
+        session's note replaces its earlier one in place (fresh: salience 1.0, today's date)
+        instead of adding a second. Returns the entry and whether it was an update."""
+        raw = validate_text(note, name="note")
+        sid = _validate_session(session_id)
+        conf = (
+            DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+        )
+        for b in self.docs["episodic"].entries():
+            if b.session_id == sid and b.meta.get("kind") == "session":
+                b.text = " ".join(raw.split())
+                b.body = _episodic_body(raw)
+                b.salience, b.confidence, b.date = 1.0, conf, self.today
+                b.meta["o"] = f"{conf:.3f}".rstrip("0").rstrip(".")
+                b.dirty = True
+                self._touch("episodic")
+                return self._entry(b, "episodic"), True
+        entry = self.save_episodic(raw, sid, conf)
+        for b in self.docs["episodic"].entries():
+            if b.id == entry.id:  # (not there if a cap of 0 disposed of it at once)
+                b.meta["kind"] = "session"
+                b.dirty = True
+        return entry, False
 
     def _enforce_cap(self) -> None:
         entries = self.docs["episodic"].entries()
@@ -866,6 +888,18 @@ class MemoryView:
             "flagged": sum(1 for e in self.semantic + self.episodic if e.state != "active"),
             "problems": self.problem_map,
         }
+
+
+def _episodic_body(raw: str) -> list[str]:
+    """Body lines of an episodic entry: a line starting with '#' is escaped, so a note cannot
+    end its entry or open a section; trailing blank lines dropped."""
+    body = [
+        ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
+        for line in raw.splitlines()
+    ]
+    while body and not body[-1].strip():
+        body.pop()
+    return body
 
 
 def _source(value: str | None) -> Literal["user", "hand"] | None:

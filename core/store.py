@@ -136,6 +136,11 @@ class MemoryStore:
     ) -> Entry:
         return self.mutate(lambda m: m.save_episodic(context, session_id, confidence))
 
+    def save_session_note(
+        self, note: str, session_id: str, confidence: float | None = None
+    ) -> tuple[Entry, bool]:
+        return self.mutate(lambda m: m.save_session_note(note, session_id, confidence))
+
     def detect_semantic_signals(
         self, user_message: str, assistant_response: str = ""
     ) -> list[Signal]:

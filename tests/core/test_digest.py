@@ -154,3 +154,22 @@ def test_a_100_mb_transcript_is_streamed(tmp_path: Path) -> None:
         "Commands: 1 run\n"
         "Commits: 9f8e7d6 Billing schema v2"
     )
+
+
+def test_one_note_per_session_id_a_resume_updates_it(tmp_path: Path) -> None:
+    from maestro_memory.core import MemoryStore
+
+    day = ["2026-12-01"]
+    store = MemoryStore(tmp_path, clock=lambda: day[0])
+    first, updated = store.save_session_note("Task: Fix the login form", "sess-1")
+    assert not updated and first.confidence == 0.7
+    store.save_episodic("A note someone else wrote for the same session", "sess-1")
+    store.initialize("sess-2")  # a day's decay: 0.8 salience
+    day[0] = "2026-12-02"
+    again, updated = store.save_session_note("Task: Fix the login form\n# Then: tests", "sess-1")
+    assert updated and again.id == first.id
+    notes = {e.id: e for e in store.episodic_entries()}
+    assert len(notes) == 2  # the resumed session's note was replaced, the other note kept
+    assert (notes[first.id].salience, notes[first.id].date) == (1.0, "2026-12-02")
+    text = (store.memory_dir / "episodic.md").read_text()
+    assert "\\# Then: tests" in text and text.count("kind=session") == 1
