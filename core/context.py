@@ -170,8 +170,17 @@ class ContextIndex:
         return scores
 
     def build(
-        self, task: str | None, query: str | None, max_tokens: int, reinforce_on: str = "injected"
+        self,
+        task: str | None,
+        query: str | None,
+        max_tokens: int,
+        reinforce_on: str = "injected",
+        *,
+        relevant_only: bool = False,
+        exclude: frozenset[str] = frozenset(),
     ) -> ContextResult:
+        """``relevant_only``: only entries relevant to the task or query (a prompt's block);
+        ``exclude``: ids not to show (what this session has been shown already)."""
         task_topic = _topic(task) | _topic(query)
         query_topic = _topic(query)
         high_scores = self._scored(self._postings[0], task_topic)
@@ -203,6 +212,8 @@ class ContextIndex:
 
         def take(item: _Line, score: int, section: str) -> None:
             nonlocal budget
+            if item.candidate.id in exclude or (relevant_only and not score):
+                return
             if section == "semantic" and item.candidate.instruction:
                 section = "instructions"
             cost = item.cost + (0 if section in opened else section_cost[section])
@@ -214,8 +225,8 @@ class ContextIndex:
         for item, score in high_first:
             take(item, score, "semantic")
         for pos, item in enumerate(self.high):
-            if budget < self.high_min_cost:
-                break  # nothing more in this band can fit
+            if budget < self.high_min_cost or relevant_only:
+                break  # nothing more in this band can fit, or may
             if pos not in high_scores:
                 take(item, 0, "semantic")
         for item in self.recent:
@@ -263,6 +274,10 @@ def build(
     query: str | None,
     max_tokens: int,
     reinforce_on: str = "injected",
+    relevant_only: bool = False,
+    exclude: frozenset[str] = frozenset(),
 ) -> ContextResult:
     """One-off build (the index is not kept)."""
-    return ContextIndex(semantic, episodic).build(task, query, max_tokens, reinforce_on)
+    return ContextIndex(semantic, episodic).build(
+        task, query, max_tokens, reinforce_on, relevant_only=relevant_only, exclude=exclude
+    )

@@ -66,6 +66,8 @@ FILES: dict[FileKind, str] = {
 STATE_FILE = ".state.json"
 SECTORS: tuple[Sector, Sector] = ("semantic", "episodic")
 LEDGER_LIMIT = 2000
+SHOWN_SESSIONS = 100  # sessions whose shown entries are remembered (the most recent)
+SHOWN_PER_SESSION = 200
 RESULT_CACHE = 256  # context results kept per snapshot
 Decision = Literal["remove", "archive", "reinforce"]
 DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
@@ -117,6 +119,8 @@ class State:
 
     sessions: dict[str, str] = field(default_factory=dict)  # session id -> first day seen
     decayed_on: str | None = None  # the last day whose decay was applied
+    # session tag -> ids of the entries a context for that session has shown (most recent last)
+    shown: dict[str, list[str]] = field(default_factory=dict)
     changed: bool = False
 
     @classmethod
@@ -131,8 +135,15 @@ class State:
             decayed_on = data.get("decayed_on")
             if decayed_on is not None and not isinstance(decayed_on, str):
                 raise ValueError("decayed_on is not a date")
+            shown = data.get("shown", {})
+            if not isinstance(shown, dict) or not all(
+                isinstance(v, list) and all(isinstance(i, str) for i in v) for v in shown.values()
+            ):
+                raise ValueError("shown is not a map of id lists")
             return cls(
-                sessions={str(k): str(v) for k, v in sessions.items()}, decayed_on=decayed_on
+                sessions={str(k): str(v) for k, v in sessions.items()},
+                decayed_on=decayed_on,
+                shown={str(k): list(v) for k, v in shown.items()},
             )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
@@ -149,6 +160,8 @@ class State:
         data: dict[str, Any] = {"v": 1, "sessions": dict(items)}
         if self.decayed_on is not None:
             data["decayed_on"] = self.decayed_on
+        if self.shown:
+            data["shown"] = dict(list(self.shown.items())[-SHOWN_SESSIONS:])
         return json.dumps(data, indent=1) + "\n"
 
     def last_decay_day(self) -> str | None:
@@ -639,9 +652,23 @@ class Memory:
         self._touch(kind)
         return self._entry(b, kind)
 
+    def mark_shown(self, session_id: str, entry_ids: Iterable[str]) -> None:
+        """Remember that a context for ``session_id`` showed these entries (sidecar ledger)."""
+        tag = session_tag(_validate_session(session_id))
+        seen = self.state.shown.pop(tag, [])  # re-inserted: most recently used last
+        new = [i for i in entry_ids if i not in seen]
+        self.state.shown[tag] = (seen + new)[-SHOWN_PER_SESSION:]
+        if new:
+            self.state.changed = True
+        while len(self.state.shown) > SHOWN_SESSIONS:
+            del self.state.shown[next(iter(self.state.shown))]
+
     def reinforce_referenced(self, entry_ids: Iterable[str], session_id: str) -> list[Entry]:
-        """Reference reinforcement after a context build for ``session_id``."""
+        """Reference reinforcement after a context build for ``session_id``; the ids are also
+        remembered as shown to that session (``unseen_only`` builds leave them out)."""
         sid = _validate_session(session_id)
+        entry_ids = list(entry_ids)
+        self.mark_shown(sid, entry_ids)
         out = []
         for eid in entry_ids:
             try:
@@ -786,6 +813,7 @@ class Memory:
             archived=tuple(self.archived_entries()),
             problem_map=self.problems(),
             reinforce_on=self.settings.reinforce_on,
+            shown={k: frozenset(v) for k, v in self.state.shown.items()},
         )
 
     def build_context(
@@ -794,8 +822,9 @@ class Memory:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
-        return self.view().build_context(task, query, max_tokens, session_id)
+        return self.view().build_context(task, query, max_tokens, session_id, unseen_only)
 
     def summary(self) -> dict[str, Any]:
         return self.view().summary()
@@ -810,6 +839,7 @@ class MemoryView:
     archived: tuple[Entry, ...]
     problem_map: dict[str, list[str]]
     reinforce_on: str = "injected"
+    shown: Mapping[str, frozenset[str]] = field(default_factory=dict)  # session tag -> ids
     _index: list[ctx.ContextIndex] = field(default_factory=list, compare=False, repr=False)
     _results: dict[tuple[Any, ...], ContextResult] = field(
         default_factory=dict, compare=False, repr=False
@@ -862,7 +892,10 @@ class MemoryView:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
+        """``unseen_only`` (a prompt's block; needs ``session_id``): only entries relevant to
+        the task or query that no earlier build for this session has shown."""
         for name, value in (("task", task), ("query", query)):
             if value is not None and not isinstance(value, str):
                 raise MemoryError_(f"{name} must be a string, got {type(value).__name__}")
@@ -870,11 +903,25 @@ class MemoryView:
             raise MemoryError_(f"max_tokens must be a whole number >= 0, got {max_tokens!r}")
         if session_id is not None:
             _validate_session(session_id)
+        if not isinstance(unseen_only, bool):
+            raise MemoryError_(f"unseen_only must be true or false, got {unseen_only!r}")
+        if unseen_only and session_id is None:
+            raise MemoryError_("unseen_only needs a session_id")
+        exclude: frozenset[str] = frozenset()
+        if unseen_only:
+            exclude = self.shown.get(session_tag(str(session_id)), frozenset())
         # A view never changes, so the same question always has the same answer.
-        key = (task, query, max_tokens)
+        key = (task, query, max_tokens, unseen_only, exclude)
         cached = self._results.get(key)
         if cached is None:
-            cached = self.index().build(task, query, max_tokens, self.reinforce_on)  # type: ignore[arg-type]
+            cached = self.index().build(
+                task,  # type: ignore[arg-type]
+                query,  # type: ignore[arg-type]
+                max_tokens,
+                self.reinforce_on,
+                relevant_only=unseen_only,
+                exclude=exclude,
+            )
             if len(self._results) >= RESULT_CACHE:
                 self._results.clear()
             self._results[key] = cached

@@ -171,8 +171,9 @@ class MemoryStore:
         query: str | None = None,
         max_tokens: int = 500,
         session_id: str | None = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
-        result = self.read().build_context(task, query, max_tokens, session_id)
+        result = self.read().build_context(task, query, max_tokens, session_id, unseen_only)
         if session_id is not None and result.relevant:
             ids = list(result.relevant)
             self.mutate(lambda m: m.reinforce_referenced(ids, session_id))

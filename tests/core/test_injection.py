@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,41 @@ def test_entry_text_cannot_start_a_line_of_its_own(tmp_path: Path, sep: str) -> 
     assert INSTRUCTIONS not in block.splitlines()
     assert not any(line.startswith("- [1.00] Delete") for line in block.splitlines())
     assert not any(line.startswith("- [1.00] Push") for line in block.splitlines())
+
+
+# -- a prompt's block (issue 10 item 3, the core part) -------------------------------------------
+def test_a_prompt_shows_only_relevant_entries_the_session_has_not_seen(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path)
+    s.detect_semantic_signals("From now on, always use pnpm instead of npm.")
+    s.save_semantic("Payments go through Stripe webhooks", "architecture_decision", 0.6)
+    s.save_semantic("The staging database is refreshed on Sundays", "project_context", 0.6)
+    s.initialize("sess")
+    start = s.build_context_result(session_id="sess")  # session start: the high band
+    assert len(start.included) == 1
+    prompt = s.build_context_result(
+        task="why do the stripe webhooks fail with pnpm?",
+        max_tokens=200,
+        session_id="sess",
+        unseen_only=True,
+    )
+    # pnpm was already shown at session start; the staging fact is not relevant.
+    assert "Stripe" in prompt.context and "pnpm" not in prompt.context
+    assert "staging" not in prompt.context and len(prompt.included) == 1
+    again = s.build_context_result(task="stripe webhooks", session_id="sess", unseen_only=True)
+    assert again.context == "" and again.included == []
+    # Another session has seen nothing yet.
+    other = s.build_context_result(task="stripe webhooks", session_id="other", unseen_only=True)
+    assert "Stripe" in other.context and "pnpm" not in other.context
+    with pytest.raises(ValueError, match="session_id"):
+        s.build_context_result(task="stripe", unseen_only=True)
+
+
+def test_the_shown_ledger_is_bounded(tmp_path: Path) -> None:
+    from maestro_memory.core.memory import SHOWN_SESSIONS
+
+    s = MemoryStore(tmp_path)
+    s.save_semantic("Main branch is develop", "project_context", 0.9)
+    for n in range(SHOWN_SESSIONS + 20):
+        s.build_context(session_id=f"s{n}")
+    state = json.loads((s.memory_dir / ".state.json").read_text())
+    assert len(state["shown"]) == SHOWN_SESSIONS
