@@ -16,9 +16,8 @@
 
 A missing file means the defaults; a file that does not parse is an error (at start: refuse;
 on SIGHUP: keep the running configuration and log why). The ``[core]`` settings also apply to
-direct mode: the client reads the same file (``direct_settings``), so both paths run the same
-core with the same settings. ``injection = "all" | "relevant"``, the earlier name of
-``reinforce_on``, is still read (``"all"`` is ``"injected"``).
+direct mode: the client reads the same file (``common.settings``), so both paths run the same
+core with the same settings (``common.settings`` reads ``[core]`` for both).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..common.settings import SettingsError, core_settings
 from ..core.memory import Settings
 from ..core.model import MemoryError_
 
@@ -133,16 +133,18 @@ def load_config(path: Path) -> Config:
     watcher = _table(data, "watcher")
     cron = _string(maintenance, "maintenance", "cron", DEFAULT_CRON) or DEFAULT_CRON
     timezone = _string(maintenance, "maintenance", "timezone", None)
-    decay_unit = _string(core, "core", "decay_unit", "day") or "day"
-    reinforce_on = _reinforce_on(path, core)
+    try:
+        settings = core_settings(core, str(path))
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from exc
     force_polling = watcher.get("force_polling", False)
     if not isinstance(force_polling, bool):
         raise ConfigError("[watcher] force_polling must be true or false")
     config = Config(
         cron=cron,
         timezone=timezone,
-        decay_unit=decay_unit,
-        reinforce_on=reinforce_on,
+        decay_unit=settings.decay_unit,
+        reinforce_on=settings.reinforce_on,
         force_polling=force_polling,
     )
     try:
@@ -155,26 +157,6 @@ def load_config(path: Path) -> Config:
     if timezone is not None:
         _check_timezone(path, timezone)
     return config
-
-
-def _reinforce_on(path: Path, core: dict[str, Any]) -> str:
-    value = _string(core, "core", "reinforce_on", None)
-    old = _string(core, "core", "injection", None)
-    if old is not None:
-        if value is not None:
-            raise ConfigError(
-                f"{path}: [core] set reinforce_on or its earlier name injection, not both"
-            )
-        mapped = {"all": "injected", "relevant": "relevant"}.get(old)
-        if mapped is None:
-            raise ConfigError(f"{path}: [core] injection must be 'relevant' or 'all', got {old!r}")
-        return mapped
-    return "injected" if value is None else value
-
-
-def direct_settings(config_path: Path) -> Settings:
-    """The core settings direct mode runs with: those of the daemon's ``config.toml``."""
-    return load_config(config_path).settings()
 
 
 def _check_timezone(path: Path, name: str) -> None:
