@@ -8,7 +8,12 @@ A hook reads Claude Code's JSON from stdin and answers on stdout:
   reference data).
 * ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt; what it saved comes
   back as one short line ("Remembered: …"), or nothing.
-* ``session-end`` (SessionEnd; ``stop`` for a Stop hook): the project's maintenance.
+* ``session-end`` (SessionEnd): the project's maintenance.
+* ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
+  must not run maintenance (accepted so that an older settings file stays harmless).
+
+The project is the nearest ``.maestro/`` at or above ``$CLAUDE_PROJECT_DIR`` (where Claude Code
+was started), else above the hook's ``cwd`` (which follows the agent's ``cd``).
 
 Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
 above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
@@ -270,7 +275,7 @@ _HANDLERS: dict[str, Callable[[_Memory, dict[str, Any], int], str]] = {
     "session-start": _session_start,
     "user-prompt": _user_prompt,
     "session-end": _session_end,
-    "stop": _session_end,
+    "stop": lambda memory, data, budget: "",
 }
 
 
@@ -278,10 +283,14 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
     data = _read_input(stdin)
+    if event == "stop":
+        return ""  # after every reply: not a session end, nothing to do
     cwd = _text(data, "cwd") or os.getcwd()
-    project = find_project(cwd)
+    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
-        raise _Skip(f"no .maestro/ at or above {cwd}")
+        where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
+        raise _Skip(f"no .maestro/ at or above {where}")
     memory = _Memory(project, event)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())

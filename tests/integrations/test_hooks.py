@@ -29,6 +29,8 @@ def hook(
     env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[bytes], float]:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    if env is None:  # not the project of a Claude Code session these tests may run inside
+        env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     started = time.monotonic()
     proc = run_cli(["hook", "claude", event], input=data, env=env)
     return proc, time.monotonic() - started
@@ -140,6 +142,36 @@ def test_user_prompt_remembers_what_it_saved(maestro_home: Path, project: Path) 
     quiet = dict(payload, prompt="What does this function return?")
     proc, _ = hook("user-prompt", quiet)
     assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_stop_is_not_a_session_end(maestro_home: Path, project: Path) -> None:
+    s = MemoryStore(project, clock=lambda: "2026-01-01", settings=Settings(decay_unit="session"))
+    s.save_semantic("Likes emoji in commit messages", "user_preference", 0.3)
+    for sid in "abc":
+        s.initialize(sid)
+    assert any(e.state == "flagged" for e in s.semantic_entries())
+    before = (project / ".maestro" / "memory" / "semantic.md").read_bytes()
+    payload = {"session_id": "sess-1", "cwd": str(project), "hook_event_name": "Stop"}
+    proc, _ = hook("stop", payload)
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    # Stop fires after every reply: nothing maintained, nothing removed.
+    assert (project / ".maestro" / "memory" / "semantic.md").read_bytes() == before
+
+
+def test_the_project_is_where_claude_started_not_where_the_agent_cd_to(
+    maestro_home: Path, memory_project: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "vendored"
+    (other / ".maestro").mkdir(parents=True)  # another project the agent cd'ed into
+    MemoryStore(other).save_semantic("Vendored code is never edited", "quality_rule", 1.0)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env["CLAUDE_PROJECT_DIR"] = str(memory_project)
+    proc, _ = hook("session-start", start_payload(memory_project, cwd=other), env=env)
+    context = claude_reads(proc.stdout, "SessionStart")
+    assert "Always run the tests before committing" in context and "Vendored" not in context
+    # Without CLAUDE_PROJECT_DIR, the cwd decides.
+    proc, _ = hook("session-start", start_payload(memory_project, session="s2", cwd=other))
+    assert "Vendored" in claude_reads(proc.stdout, "SessionStart")
 
 
 def test_session_end_runs_maintenance(maestro_home: Path, project: Path) -> None:
