@@ -184,9 +184,16 @@ class Client:
         max_tokens: int | None = None,
         session_id: str | None = None,
         *,
+        unseen_only: bool | None = None,
         project: str | os.PathLike[str] | None = None,
     ) -> ContextReply:
-        args = _drop_none(task=task, query=query, max_tokens=max_tokens, session_id=session_id)
+        args = _drop_none(
+            task=task,
+            query=query,
+            max_tokens=max_tokens,
+            session_id=session_id,
+            unseen_only=unseen_only,
+        )
         return cast(ContextReply, self.call("build_context", args, project=project))
 
     def save_semantic(
@@ -210,6 +217,18 @@ class Client:
     ) -> EntryReply:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
         return cast(EntryReply, self.call("save_episodic", args, project=project))
+
+    def save_session_note(
+        self,
+        note: str,
+        session_id: str,
+        confidence: float | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """The episodic note a session leaves; a second note for the same id replaces it."""
+        args = _drop_none(note=note, session_id=session_id, confidence=confidence)
+        return self.call("save_session_note", args, project=project)
 
     def detect_signals(
         self,

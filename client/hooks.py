@@ -6,9 +6,13 @@ A hook reads Claude Code's JSON from stdin and answers on stdout:
   the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
   context block as ``additionalContext`` (the core's block is already fenced and labelled as
   reference data).
-* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt; what it saved comes
-  back as one short line ("Remembered: …"), or nothing.
-* ``session-end`` (SessionEnd): the project's maintenance.
+* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
+  the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
+  task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
+  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced.
+* ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
+  ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
+  none when the session had no prompt — then the project's maintenance.
 * ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
   must not run maintenance (accepted so that an older settings file stays harmless).
 
@@ -58,6 +62,8 @@ MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
 REMEMBERED_LIMIT = 200
+PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
+PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
 LOG_NAME = "hooks.log"
 LOG_ROTATE_BYTES = 1 << 20
 
@@ -256,17 +262,60 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         if isinstance(s, dict) and s.get("action") in ("added", "replaced")
     ]
     facts = [f for f in facts if f]
-    if not facts:
-        return ""
-    line = "Remembered: " + "; ".join(facts)
-    if len(line) > REMEMBERED_LIMIT:
-        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
-    if estimate_tokens(line) > budget:
-        return ""
-    return _hook_output("user-prompt", line)
+    out: dict[str, Any] = {}
+    if facts:  # shown to the person, so capture is never silent
+        line = "Remembered: " + "; ".join(facts)
+        if len(line) > REMEMBERED_LIMIT:
+            line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+        out["systemMessage"] = line
+    session_id = _text(data, "session_id")
+    if session_id is not None and time.monotonic() - _STARTED[0] > PROMPT_BUILD_UNTIL:
+        log_reason(memory.event, "no time left for the prompt's context; only capture reported")
+    elif session_id is not None:
+        # The prompt is the task: what memory holds about it that this session has not seen.
+        limit = min(budget, PROMPT_MAX_TOKENS)
+        built = memory.call(
+            lambda c: c.build_context(
+                task=prompt, max_tokens=limit, session_id=session_id, unseen_only=True
+            ),
+            repeatable=True,
+        )
+        context = built.get("context")
+        if isinstance(context, str) and context and estimate_tokens(context) <= limit:
+            out["hookSpecificOutput"] = {
+                "hookEventName": HOOK_EVENT_NAMES["user-prompt"],
+                "additionalContext": context,
+            }
+    return json.dumps(out, ensure_ascii=False) if out else ""
+
+
+TRANSCRIPT_BUDGET = 0.5  # seconds after the hook starts: stop reading the transcript
+_STARTED = [0.0]  # when this hook started (time.monotonic), set by run_claude_hook
+
+
+def _session_note(memory: _Memory, data: dict[str, Any]) -> None:
+    """Distil the transcript into the session's episodic note (core.digest), if it had a
+    prompt. A missing or unreadable transcript is no error: no note."""
+    session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
+    if session_id is None or path is None:
+        return
+    from ..core.digest import distil
+
+    def late() -> bool:
+        return time.monotonic() - _STARTED[0] > TRANSCRIPT_BUDGET
+
+    try:
+        with open(path, "rb") as lines:
+            note = distil(lines, str(memory.project), should_stop=late).note()
+    except OSError as exc:
+        log_reason(memory.event, f"no session note: cannot read the transcript ({exc})")
+        return
+    if note is not None:
+        memory.call(lambda c: c.save_session_note(note, session_id), repeatable=True)
 
 
 def _session_end(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+    _session_note(memory, data)
     memory.call(lambda c: c.maintenance(), repeatable=True)
     return ""
 
@@ -301,6 +350,7 @@ def run_claude_hook(
 ) -> int:
     """Run one hook; always returns 0 (fail-open). Output only on success."""
     started = time.monotonic()
+    _STARTED[0] = started
     output = ""
     memory: list[_Memory] = []
     try:

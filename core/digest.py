@@ -237,7 +237,7 @@ def distil(
     """Read transcript lines (bytes, as from a file opened ``"rb"``) into a ``Digest``."""
     reader = _Reader(project_root)
     for n, line in enumerate(lines):
-        if should_stop is not None and n % 256 == 0 and should_stop():
+        if should_stop is not None and n and n % 256 == 0 and should_stop():
             reader.digest.partial = True
             break
         if len(line) > MAX_LINE or not reader.wanted(line):

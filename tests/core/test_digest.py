@@ -126,7 +126,7 @@ def test_a_long_prompt_is_clipped_to_one_line() -> None:
 def test_should_stop_marks_the_note_partial() -> None:
     lines = [user("Speed up the search endpoint")] + [assistant(tool("x", "Read"))] * 1000
     calls = iter(range(10**6))
-    digest = distil(lines, should_stop=lambda: next(calls) >= 2)
+    digest = distil(lines, should_stop=lambda: next(calls) >= 1)
     assert digest.partial and digest.note() == (
         "Task: Speed up the search endpoint\n(transcript read in part)"
     )

@@ -134,7 +134,7 @@ def test_user_prompt_remembers_what_it_saved(maestro_home: Path, project: Path) 
     }
     proc, elapsed = hook("user-prompt", payload)
     assert proc.returncode == 0, proc.stderr
-    line = claude_reads(proc.stdout, "UserPromptSubmit")
+    line = json.loads(proc.stdout)["systemMessage"]  # shown to the person
     assert line.startswith("Remembered: ") and "pnpm" in line and "\n" not in line
     assert any("pnpm" in e.text for e in MemoryStore(project).semantic_entries())
     assert elapsed < BOUND
@@ -142,6 +142,27 @@ def test_user_prompt_remembers_what_it_saved(maestro_home: Path, project: Path) 
     quiet = dict(payload, prompt="What does this function return?")
     proc, _ = hook("user-prompt", quiet)
     assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_a_prompt_brings_what_memory_holds_about_it_once(
+    maestro_home: Path, memory_project: Path
+) -> None:
+    MemoryStore(memory_project).save_semantic(
+        "Signup rate limit is 5 requests per minute", "architecture_decision", 0.6
+    )
+    hook("session-start", start_payload(memory_project, session="p1"))
+    prompt = {
+        "session_id": "p1",
+        "cwd": str(memory_project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Why does the signup rate limit trigger so early?",
+    }
+    proc, _ = hook("user-prompt", prompt)
+    context = claude_reads(proc.stdout, "UserPromptSubmit")
+    assert "5 requests per minute" in context and -(-len(context) // 4) <= 200
+    assert "Always run the tests" not in context  # already shown at session start
+    again, _ = hook("user-prompt", prompt)
+    assert again.returncode == 0 and again.stdout == b""  # nothing this session has not seen
 
 
 def test_stop_is_not_a_session_end(maestro_home: Path, project: Path) -> None:
@@ -172,6 +193,59 @@ def test_the_project_is_where_claude_started_not_where_the_agent_cd_to(
     # Without CLAUDE_PROJECT_DIR, the cwd decides.
     proc, _ = hook("session-start", start_payload(memory_project, session="s2", cwd=other))
     assert "Vendored" in claude_reads(proc.stdout, "SessionStart")
+
+
+def _transcript(path: Path, project: Path, prompt: str) -> None:
+    records = [
+        {"type": "summary", "summary": "x", "leafUuid": "u"},
+        {"type": "user", "message": {"role": "user", "content": prompt}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Edit",
+                        "input": {"file_path": str(project / "src" / "login.ts")},
+                    }
+                ],
+            },
+        },
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_session_end_leaves_a_note_the_next_session_sees(
+    maestro_home: Path, memory_project: Path, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "sess-9.jsonl"
+    _transcript(transcript, memory_project, "Add rate limiting to the signup endpoint")
+    end = {
+        "session_id": "sess-9",
+        "transcript_path": str(transcript),
+        "cwd": str(memory_project),
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
+    }
+    for _ in range(2):  # a resumed session ends again: still one note
+        proc, _ = hook("session-end", end)
+        assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    notes = [e for e in MemoryStore(memory_project).episodic_entries() if e.session_id == "sess-9"]
+    assert len(notes) == 1 and notes[0].confidence == 0.7
+    assert "Task: Add rate limiting to the signup endpoint" in notes[0].text
+    assert "src/login.ts" in notes[0].text
+    proc, _ = hook("session-start", start_payload(memory_project, session="sess-10"))
+    assert "rate limiting to the signup endpoint" in claude_reads(proc.stdout, "SessionStart")
+    # No prompt, no note; no transcript file, no error.
+    transcript.write_text('{"type":"summary","summary":"x"}\n')
+    proc, _ = hook("session-end", dict(end, session_id="sess-11"))
+    missing = dict(end, session_id="sess-12", transcript_path=str(tmp_path / "gone.jsonl"))
+    proc2, _ = hook("session-end", missing)
+    assert proc.returncode == proc2.returncode == 0
+    ids = {e.session_id for e in MemoryStore(memory_project).episodic_entries()}
+    assert not ids & {"sess-11", "sess-12"}
 
 
 def test_session_end_runs_maintenance(maestro_home: Path, project: Path) -> None:
@@ -209,7 +283,7 @@ def test_hooks_go_through_a_running_daemon(daemon: Any, memory_project: Path) ->
             "prompt": "Never use default exports.",
         },
     )
-    assert claude_reads(proc.stdout, "UserPromptSubmit").startswith("Remembered: ")
+    assert json.loads(proc.stdout)["systemMessage"].startswith("Remembered: ")
     texts = [e["text"] for e in daemon.result("entries", memory_project)["entries"]]
     assert any("default exports" in t for t in texts)  # the daemon's view has it
     proc, elapsed = hook("session-end", {"session_id": "sess-1", "cwd": str(memory_project)})
