@@ -6,9 +6,18 @@ A hook reads Claude Code's JSON from stdin and answers on stdout:
   the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
   context block as ``additionalContext`` (the core's block is already fenced and labelled as
   reference data).
-* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt; what it saved comes
-  back as one short line ("Remembered: …"), or nothing.
-* ``session-end`` (SessionEnd; ``stop`` for a Stop hook): the project's maintenance.
+* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
+  the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
+  task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
+  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced.
+* ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
+  ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
+  none when the session had no prompt — then the project's maintenance.
+* ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
+  must not run maintenance (accepted so that an older settings file stays harmless).
+
+The project is the nearest ``.maestro/`` at or above ``$CLAUDE_PROJECT_DIR`` (where Claude Code
+was started), else above the hook's ``cwd`` (which follows the agent's ``cd``).
 
 Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
 above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
@@ -70,10 +79,17 @@ def time_limits(
     return deadline, HARD_DEADLINE * scale, DAEMON_TIMEOUT * scale
 
 
+def _scaled(seconds: float) -> float:
+    """A step's time budget inside the hook, stretched like the deadline it lives under."""
+    return seconds * time_limits()[0] / DEADLINE
+
+
 MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
 REMEMBERED_LIMIT = 200
+PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
+PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
 LOG_NAME = "hooks.log"
 LOG_ROTATE_BYTES = 1 << 20
 
@@ -273,17 +289,60 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         if isinstance(s, dict) and s.get("action") in ("added", "replaced")
     ]
     facts = [f for f in facts if f]
-    if not facts:
-        return ""
-    line = "Remembered: " + "; ".join(facts)
-    if len(line) > REMEMBERED_LIMIT:
-        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
-    if estimate_tokens(line) > budget:
-        return ""
-    return _hook_output("user-prompt", line)
+    out: dict[str, Any] = {}
+    if facts:  # shown to the person, so capture is never silent
+        line = "Remembered: " + "; ".join(facts)
+        if len(line) > REMEMBERED_LIMIT:
+            line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+        out["systemMessage"] = line
+    session_id = _text(data, "session_id")
+    if session_id is not None and time.monotonic() - _STARTED[0] > _scaled(PROMPT_BUILD_UNTIL):
+        log_reason(memory.event, "no time left for the prompt's context; only capture reported")
+    elif session_id is not None:
+        # The prompt is the task: what memory holds about it that this session has not seen.
+        limit = min(budget, PROMPT_MAX_TOKENS)
+        built = memory.call(
+            lambda c: c.build_context(
+                task=prompt, max_tokens=limit, session_id=session_id, unseen_only=True
+            ),
+            repeatable=True,
+        )
+        context = built.get("context")
+        if isinstance(context, str) and context and estimate_tokens(context) <= limit:
+            out["hookSpecificOutput"] = {
+                "hookEventName": HOOK_EVENT_NAMES["user-prompt"],
+                "additionalContext": context,
+            }
+    return json.dumps(out, ensure_ascii=False) if out else ""
+
+
+TRANSCRIPT_BUDGET = 0.5  # seconds after the hook starts: stop reading the transcript
+_STARTED = [0.0]  # when this hook started (time.monotonic), set by run_claude_hook
+
+
+def _session_note(memory: _Memory, data: dict[str, Any]) -> None:
+    """Distil the transcript into the session's episodic note (core.digest), if it had a
+    prompt. A missing or unreadable transcript is no error: no note."""
+    session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
+    if session_id is None or path is None:
+        return
+    from ..core.digest import distil
+
+    def late() -> bool:
+        return time.monotonic() - _STARTED[0] > _scaled(TRANSCRIPT_BUDGET)
+
+    try:
+        with open(path, "rb") as lines:
+            note = distil(lines, str(memory.project), should_stop=late).note()
+    except OSError as exc:
+        log_reason(memory.event, f"no session note: cannot read the transcript ({exc})")
+        return
+    if note is not None:
+        memory.call(lambda c: c.save_session_note(note, session_id), repeatable=True)
 
 
 def _session_end(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+    _session_note(memory, data)
     memory.call(lambda c: c.maintenance(), repeatable=True)
     return ""
 
@@ -292,7 +351,7 @@ _HANDLERS: dict[str, Callable[[_Memory, dict[str, Any], int], str]] = {
     "session-start": _session_start,
     "user-prompt": _user_prompt,
     "session-end": _session_end,
-    "stop": _session_end,
+    "stop": lambda memory, data, budget: "",
 }
 
 
@@ -300,10 +359,14 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
     data = _read_input(stdin)
+    if event == "stop":
+        return ""  # after every reply: not a session end, nothing to do
     cwd = _text(data, "cwd") or os.getcwd()
-    project = find_project(cwd)
+    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
-        raise _Skip(f"no .maestro/ at or above {cwd}")
+        where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
+        raise _Skip(f"no .maestro/ at or above {where}")
     memory = _Memory(project, event)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())
@@ -314,6 +377,7 @@ def run_claude_hook(
 ) -> int:
     """Run one hook; always returns 0 (fail-open). Output only on success."""
     started = time.monotonic()
+    _STARTED[0] = started
     output = ""
     memory: list[_Memory] = []
     try:

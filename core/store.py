@@ -209,6 +209,11 @@ class MemoryStore:
     ) -> Entry:
         return self.mutate(lambda m: m.save_episodic(context, session_id, confidence))
 
+    def save_session_note(
+        self, note: str, session_id: str, confidence: float | None = None
+    ) -> tuple[Entry, bool]:
+        return self.mutate(lambda m: m.save_session_note(note, session_id, confidence))
+
     def detect_semantic_signals(
         self, user_message: str, assistant_response: str = ""
     ) -> list[Signal]:
@@ -239,8 +244,9 @@ class MemoryStore:
         query: str | None = None,
         max_tokens: int = 500,
         session_id: str | None = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
-        result = self.read().build_context(task, query, max_tokens, session_id)
+        result = self.read().build_context(task, query, max_tokens, session_id, unseen_only)
         ids = session_references(result, session_id)
         if session_id is not None and ids:
             self.mutate(lambda m: m.reinforce_referenced(ids, session_id))

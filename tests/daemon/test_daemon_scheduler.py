@@ -12,7 +12,7 @@ import pytest
 from maestrod_testkit import DaemonFactory, DaemonHandle, wait_for
 
 from maestro_memory.core import MemoryStore
-from maestro_memory.daemon.config import ConfigError, load_config, parse_cron
+from maestro_memory.daemon.config import Config, ConfigError, load_config, parse_cron
 
 LEAD_SECONDS = 4
 
@@ -156,12 +156,23 @@ def test_load_config(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     assert load_config(path).cron == "30 23 * * *"
     path.write_text(
-        '[maintenance]\ncron = "0 22 * * *"\ntimezone = "Europe/Paris"\n[core]\ninjection = "all"\n'
+        '[maintenance]\ncron = "0 22 * * *"\ntimezone = "Europe/Paris"\n'
+        '[core]\ndecay_unit = "session"\nreinforce_on = "relevant"\n'
     )
     config = load_config(path)
-    assert (config.cron, config.timezone, config.injection) == ("0 22 * * *", "Europe/Paris", "all")
+    assert (config.cron, config.timezone) == ("0 22 * * *", "Europe/Paris")
+    assert (config.decay_unit, config.reinforce_on) == ("session", "relevant")
+    assert (load_config(tmp_path / "none.toml").decay_unit, Config().reinforce_on) == (
+        "day",
+        "injected",
+    )
+    path.write_text('[core]\ninjection = "all"\n')  # the setting's earlier name
+    assert load_config(path).reinforce_on == "injected"
     for bad in (
         '[core]\ninjection = "some"\n',
+        '[core]\ninjection = "all"\nreinforce_on = "injected"\n',
+        '[core]\nreinforce_on = "all"\n',
+        '[core]\ndecay_unit = "week"\n',
         '[maintenance]\ntimezone = "Mars/Base"\n',
         "not toml at all = =",
         "[maintenance]\ncron = 5\n",

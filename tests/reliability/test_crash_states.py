@@ -46,6 +46,7 @@ from maestro_memory.core.store import READ_NAMES
 
 BLOCK = 4096
 DAY = "2026-12-02"
+NEXT_DAY = "2026-12-03"
 FLAGGED = "Maybe use tabs in the old scripts"
 
 
@@ -248,6 +249,11 @@ def seeded(root: Path) -> MemoryStore:
     return store
 
 
+def _next_day(store: MemoryStore) -> MemoryStore:
+    store.clock = lambda: NEXT_DAY
+    return store
+
+
 def _entry_id(store: MemoryStore, text: str) -> str:
     return next(e.id for e in store.semantic_entries() if e.text == text)
 
@@ -261,8 +267,9 @@ SHAPES: dict[str, list[Callable[[MemoryStore], object]]] = {
     ],
     # The archive: maintenance moves an entry from semantic.md into archive.md.
     "archive": [lambda s: s.memory_maintenance({_entry_id(s, FLAGGED): "archive"})],
-    # The sidecar state: a new session writes .state.json and the files it decays.
-    "sidecar_state": [lambda s: s.initialize("s-new-session")],
+    # The sidecar state: the first session of a new day writes .state.json and the files it
+    # decays (decay_unit "day": a later session of the same day would write the ledger only).
+    "sidecar_state": [lambda s: _next_day(s).initialize("s-new-session")],
     # Two acknowledged commits in a row: the first is never lost while the second runs.
     "two_commits": [
         lambda s: s.save_semantic("Deploys go through staging", "project_context", 0.9),
