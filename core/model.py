@@ -187,6 +187,16 @@ class MaintenanceReport(_ToDict):
 
 
 @dataclass
+class ForgetReport(_ToDict):
+    """What ``forget`` removed (or, in a dry run, would remove). Texts are shown screened."""
+
+    dry_run: bool
+    forgotten: list[Entry]
+    log_lines: list[str]
+    scrubbed_lines: int = 0  # Maintenance Log lines and archive notes that quoted the text
+
+
+@dataclass
 class ContextResult(_ToDict):
     """What ``build_context`` produced: the block, its token estimate, the ids it holds."""
 
