@@ -800,6 +800,9 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.watcher_limits(st)
     doctor.projects(st)
     doctor.current_project()
+    from ._privacy import doctor_privacy
+
+    doctor_privacy(doctor)
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     lines = []
@@ -1385,3 +1388,7 @@ def _service_status(manager: ServiceManager) -> Outcome:
     if state.get("detail"):
         pairs.append(("manager says", state["detail"]))
     return Outcome(result, f"Installed ({manager.name}).\n" + out.key_values(pairs))
+
+
+# Commands kept in their own modules register themselves on import.
+from . import _privacy  # noqa: E402, F401

@@ -108,8 +108,10 @@ def log_reason(event: str, reason: str) -> None:
                 os.replace(path, path.with_name(LOG_NAME + ".1"))
         except FileNotFoundError:
             pass
+        from ..core.secrets import redact  # loads only when a hook has something to log
+
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
-        line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {reason}".split())
+        line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {redact(reason)}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, (line + "\n").encode("utf-8", "replace"))

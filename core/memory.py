@@ -396,10 +396,15 @@ class Memory:
         screened = screen(text)
         if screened.empty:
             return SaveResult(
-                action="rejected", entry=None, reason="the fact is entirely <private>; not saved"
+                action="rejected",
+                entry=None,
+                reason="the fact is entirely <private>; not saved",
+                screened=True,
             )
         if screened.kinds:  # a secret in a rule is refused, never stored with a hole in it
-            return SaveResult(action="rejected", entry=None, reason=screened.reason())
+            return SaveResult(
+                action="rejected", entry=None, reason=screened.reason(), screened=True
+            )
         text = " ".join(screened.text.split())
         doc = self.docs["semantic"]
 

@@ -130,6 +130,7 @@ class SaveResult(_ToDict):
     entry: Entry | None
     replaced: Entry | None = None
     reason: str = ""
+    screened: bool = False  # rejected by the privacy screen (a secret, or entirely private)
 
 
 @dataclass

@@ -26,7 +26,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..core.memory import Memory, MemoryView
+from ..core.memory import FORGOTTEN_MARK, Memory, MemoryView
+from ..core.secrets import redact_value
 
 log = logging.getLogger("maestrod")
 
@@ -84,7 +85,10 @@ class Journal:
         return self.directory / journal_name(project)
 
     def append(self, project: Path, records: Iterable[dict[str, Any]]) -> None:
-        lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        # Records hold ids and scores, but also what a client sent (a session id): screened.
+        lines = "".join(
+            json.dumps(redact_value(r), ensure_ascii=False, sort_keys=True) + "\n" for r in records
+        )
         if not lines:
             return
         try:
@@ -92,6 +96,40 @@ class Journal:
                 out.write(lines)
         except OSError as exc:
             log.error("cannot append to the journal of %s: %s", project, exc)
+
+    def scrub(self, project: Path, texts: Iterable[str]) -> int:
+        """Rewrite the journal of ``project`` with every string that contains one of ``texts``
+        replaced by a marker (``forget``). Returns the number of records changed."""
+        needles = [t for t in texts if t]
+        path = self.path_for(project)
+        if not needles:
+            return 0
+        with self._lock:
+            try:
+                old = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+            except FileNotFoundError:
+                return 0
+            changed = 0
+            new = []
+            for line in old:
+                if any(n in line for n in needles) or any(
+                    json.dumps(n, ensure_ascii=False)[1:-1] in line for n in needles
+                ):
+                    try:
+                        rec = _scrub_value(json.loads(line), needles)
+                        line = json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
+                    except ValueError:
+                        line = "{}\n"  # a torn line that quotes the text: drop its content
+                    changed += 1
+                new.append(line)
+            if changed:
+                tmp = path.with_name(path.name + ".scrub-tmp")
+                with open(tmp, "w", encoding="utf-8") as out:
+                    out.writelines(new)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, path)
+            return changed
 
     def tail(self, project: Path, limit: int) -> list[dict[str, Any]]:
         """The last ``limit`` records, oldest first (newest last)."""
@@ -108,6 +146,16 @@ class Journal:
             except ValueError:
                 continue  # a torn last line after a crash
         return out
+
+
+def _scrub_value(value: Any, needles: list[str]) -> Any:
+    if isinstance(value, str):
+        return FORGOTTEN_MARK if any(n in value for n in needles) else value
+    if isinstance(value, list):
+        return [_scrub_value(v, needles) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub_value(v, needles) for k, v in value.items()}
+    return value
 
 
 def record(
