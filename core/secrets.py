@@ -17,13 +17,15 @@ Detection, in order of authority:
    newer OpenAI keys, connection-string passwords (``Password=…;``), secrets in URL queries.
 3. What a person types: "password is X", "the deploy key is X", "token: X", "pw=X" — a value
    after a credential word, unless that value is an ordinary word ("the password is wrong").
-4. High-entropy tokens, measured with ``detect-secrets``' Shannon entropy over the base64
-   alphabet, with a bar that grows with the token's length; hex-only tokens (commit hashes,
-   digests), UUIDs, paths, dotted names and identifiers made of words are not flagged by
-   entropy alone.
+4. High-entropy tokens: Shannon entropy with a bar that grows with the token's length;
+   hex-only tokens (commit hashes, digests), UUIDs, paths, dotted names and identifiers made of
+   words are not flagged by entropy alone.
 
-The library (and ``requests``, which it imports) loads on the first call, not at import: the CLI
-imports this module's callers without paying for it.
+Cost. The library imports ``requests`` and takes a few hundred milliseconds to load, which a
+Claude Code hook in direct mode cannot spend. So it loads lazily, and only for a text that one
+of its plugins could match at all (``_may_hold_a_key``: a run of 16+ key characters with a
+digit, a key block header, or credentials in a URL); plain prose never loads it. The rules of
+2-4 are this module's own and always run.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ class Screened:
     def reason(self) -> str:
         """A refusal naming the kinds of secret, not their values."""
         return f"contains a secret ({', '.join(self.kinds)}); not saved — nothing was written"
+
+
+ENTROPY_KIND = "high-entropy string"
 
 
 def marker(kind: str) -> str:
@@ -225,7 +230,26 @@ def _high_entropy(token: str) -> bool:
 
 @dataclass
 class _Detectors:
-    plugins: list[tuple[str, Callable[[str], Iterable[str]]]]
+    plugins: list[tuple[str, Callable[[str], Iterable[tuple[int, int]]]]]
+
+
+def _plugin_spans(plugin: Any) -> Callable[[str], Iterable[tuple[int, int]]]:
+    """Where a regex plugin's patterns match. Not ``analyze_string``: with a capturing group it
+    yields the group alone, which for ``(ghp|gho|…)_…`` is just the prefix. A group of 8+
+    characters is the secret itself (the AWS secret, the password of a URL); otherwise the
+    whole match is. The plugin's own validity check (JWT) still applies."""
+    patterns: list[re.Pattern[str]] = list(plugin.denylist)
+    valid: Callable[[str], bool] = getattr(plugin, "is_formally_valid", lambda _: True)
+
+    def spans(text: str) -> Iterator[tuple[int, int]]:
+        for pattern in patterns:
+            for m in pattern.finditer(text):
+                group = m.group(1) if pattern.groups else None
+                a, b = m.span(1) if group is not None and len(group) >= 8 else m.span()
+                if b > a and valid(text[a:b]):
+                    yield a, b
+
+    return spans
 
 
 _LOADED: list[_Detectors] = []
@@ -235,32 +259,38 @@ def _detectors() -> _Detectors:
     if not _LOADED:
         import importlib
 
-        plugins: list[tuple[str, Callable[[str], Iterable[str]]]] = []
+        plugins: list[tuple[str, Callable[[str], Iterable[tuple[int, int]]]]] = []
         for module, cls in _PLUGIN_MODULES:
-            plugin: Any = getattr(
-                importlib.import_module(f"detect_secrets.plugins.{module}"), cls
-            )()
-            plugins.append((_KIND_OF_TYPE[plugin.secret_type], plugin.analyze_string))
+            found = importlib.import_module(f"detect_secrets.plugins.{module}")
+            plugin: Any = getattr(found, cls)()
+            plugins.append((_KIND_OF_TYPE[plugin.secret_type], _plugin_spans(plugin)))
         _LOADED.append(_Detectors(plugins))
     return _LOADED[0]
 
 
-def _spans_of(text: str, value: str) -> Iterator[tuple[int, int]]:
-    start = text.find(value)
-    while start >= 0 and value:
-        yield start, start + len(value)
-        start = text.find(value, start + len(value))
+# Every detect-secrets plugin used here matches only inside a run of these characters at least
+# 16 long (provider keys, JWTs) with a digit in it (random keys of that length without one are
+# vanishingly rare), or on a key block header, or on credentials in a URL.
+_MAY_HOLD_A_KEY = re.compile(
+    r"(?=[A-Za-z0-9_\-+/=.:]*\d)[A-Za-z0-9_\-+/=.:]{16,}|PRIVATE KEY|PuTTY-User-Key|"
+    r"://[^\s/@]+:[^\s@]+@"
+)
+
+
+def _may_hold_a_key(text: str) -> bool:
+    return _MAY_HOLD_A_KEY.search(text) is not None
 
 
 def find_secrets(text: str) -> list[Finding]:
     """Every secret in ``text``, as (kind, span); overlapping findings are merged."""
     found: list[Finding] = []
-    for kind, analyze in _detectors().plugins:
-        for value in analyze(text):
+    plugins = _detectors().plugins if _may_hold_a_key(text) else []
+    for kind, spans in plugins:
+        for a, b in spans(text):
             if kind == "private key":
                 found.extend(_private_key_blocks(text))
                 continue
-            found.extend(Finding(kind, a, b) for a, b in _spans_of(text, value))
+            found.append(Finding(kind, a, b))
     for kind, pattern in _OWN_FORMATS:
         for m in pattern.finditer(text):
             if kind == "private key":
@@ -279,7 +309,7 @@ def find_secrets(text: str) -> list[Finding]:
         found.append(Finding(_plain_kind(m.group(0)), a, a + len(value)))
     for m in _TOKEN.finditer(text):
         if _high_entropy(m.group()):
-            found.append(Finding("high-entropy string", m.start(), m.end()))
+            found.append(Finding(ENTROPY_KIND, m.start(), m.end()))
     return _merge(found)
 
 
@@ -334,8 +364,9 @@ def _merge(found: list[Finding]) -> list[Finding]:
     for f in sorted(found, key=lambda f: (f.start, -f.end)):
         if out and f.start < out[-1].end:
             last = out[-1]
-            if f.end > last.end:
-                out[-1] = Finding(last.kind, last.start, f.end)
+            # One span; its kind the most specific one found (a format beats "high entropy").
+            kind = f.kind if last.kind == ENTROPY_KIND else last.kind
+            out[-1] = Finding(kind, last.start, max(last.end, f.end))
             continue
         out.append(f)
     return out

@@ -39,8 +39,8 @@ SECRETS: list[tuple[str, str]] = [
         "q8Vd2Lp0Xr7Ty4Mn1Bz6Kw3Hs9Jf5Gc0Ae2Ru7Ni",
     ),
     (
-        "push with ghp_Fa4KeT0kenF0rTestsOnly1234567890ab please",
-        "ghp_Fa4KeT0kenF0rTestsOnly1234567890ab",
+        "push with ghp_Fa4KeT0kenF0rTestsOnly1234567890abcd please",
+        "ghp_Fa4KeT0kenF0rTestsOnly1234567890abcd",
     ),
     (
         "fine-grained: github_pat_11FAKE0000TESTONLY0000_"

@@ -82,3 +82,14 @@ def test_findings_never_overlap() -> None:
     spans = [(f.start, f.end) for f in find_secrets(text)]
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
     assert "Tr0ub4dorZ" not in redact(text)
+
+
+def test_the_library_is_skipped_only_where_none_of_its_plugins_could_match() -> None:
+    """The prefilter that spares plain prose the library's load time never hides a finding."""
+    from maestro_memory.core import secrets
+
+    for text in [s for s, _ in SECRETS] + LOOKALIKES:
+        if secrets._may_hold_a_key(text):
+            continue
+        hits = [kind for kind, analyze in secrets._detectors().plugins if list(analyze(text))]
+        assert hits == [], (text, hits)
