@@ -106,12 +106,14 @@ def scan_memory_files(project: str) -> list[dict[str, Any]]:
     memory = store.read()
     found: list[dict[str, Any]] = []
     ids_with_secrets: set[str] = set()
+    texts_with_secrets: set[str] = set()
     for kind, doc in memory.docs.items():
         for b in doc.entries():
             text = "\n".join([b.text, *b.body])
             kinds = sorted({f.kind for f in find_secrets(text)})
             if kinds:
                 ids_with_secrets.add(b.id)
+                texts_with_secrets.add(b.text)
                 found.append({"file": FILES[kind], "entry_id": b.id, "kinds": kinds})
     for name in FILES.values():
         path = os.path.join(store.memory_dir, name)
@@ -121,8 +123,10 @@ def scan_memory_files(project: str) -> list[dict[str, Any]]:
         except FileNotFoundError:
             continue
         for number, line in enumerate(lines, 1):
-            if any(f"mm:id={i}" in line for i in ids_with_secrets):
-                continue
+            if any(f"mm:id={i}" in line for i in ids_with_secrets) or any(
+                t in line for t in texts_with_secrets
+            ):
+                continue  # reported above, by entry id
             kinds = sorted({f.kind for f in find_secrets(line)})
             if kinds:
                 found.append({"file": name, "line": number, "kinds": kinds})

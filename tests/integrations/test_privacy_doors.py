@@ -203,3 +203,38 @@ def test_the_hook_log_is_screened(maestro_home: Path) -> None:
     hooks.log_reason("user-prompt", f"daemon said: unknown category '{AWS}'")
     text = hooks.log_path().read_text()
     assert AWS not in text and "[redacted: aws key]" in text
+
+
+def test_forget_match_needs_yes_for_several_and_doctor_finds_old_secrets(
+    maestro_home: Path, project: Path
+) -> None:
+    store = MemoryStore(project)
+    a = store.save_semantic("Use the bastion nebula-7 for ssh", "project_context", 0.9)
+    b = store.save_semantic("Always tunnel through nebula before deploys", "quality_rule", 0.9)
+    assert a.entry is not None and b.entry is not None
+    refused = cli("forget", "--match", "nebula", "--json", cwd=project)
+    assert refused.returncode == 1 and doc(refused)["error"]["code"] == "rejected"
+    assert len(store.matching("nebula")) == 2  # nothing forgotten
+    done = cli("forget", "--match", "nebula", "--yes", "--json", cwd=project)
+    assert sorted(e["id"] for e in doc(done)["result"]["forgotten"]) == sorted(
+        [a.entry.id, b.entry.id]
+    )
+    assert store.matching("nebula") == []
+
+    # A secret typed into the file before the screen existed: doctor finds it, by id and kind.
+    semantic = store.memory_dir / "semantic.md"
+    semantic.write_text(
+        semantic.read_text().replace(
+            "## Project Context\n", f"## Project Context\n- the deploy key is {AWS}\n"
+        )
+    )
+    report = cli("doctor", "--json", cwd=project, stdin=None)
+    checks = [c for c in doc(report)["result"]["checks"] if c["name"] == "secrets in memory"]
+    assert len(checks) == 1 and checks[0]["status"] == "fail", checks
+    (hand_id,) = [e.id for e in store.semantic_entries() if "deploy key" in e.text]
+    assert hand_id in checks[0]["detail"] and "aws key" in checks[0]["detail"]
+    assert AWS not in json.dumps(checks)
+    assert f"maestroctl forget {hand_id}" in checks[0]["fix"]
+    assert "git filter-repo" in checks[0]["fix"]
+    assert cli("forget", hand_id, cwd=project).returncode == 0
+    assert AWS not in semantic.read_text()
