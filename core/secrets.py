@@ -160,6 +160,8 @@ _PLAIN = re.compile(
     r"\s*(?:(?:is|was|are|=|:|:=|=>|->)\s*|\s+(?:is|was)\s+(?:now\s+|still\s+)?)"
     r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{3,}?)(?P=q)|(?P<bare>[^\s\"'`,;)]{3,}))"
 )
+# Every credential word above contains one of these: a cheap test before the costly one.
+_PLAIN_HINT = re.compile(r"(?i)pass|pw|secret|token|key|credential|pin")
 # Values after a credential word that are words, not credentials.
 _ORDINARY = frozenset(
     """
@@ -300,7 +302,7 @@ def find_secrets(text: str) -> list[Finding]:
             if pattern.groups and _PLACEHOLDER.match(m.group(1)):
                 continue  # password=${DB_PASSWORD}: a reference, not the value
             found.append(Finding(kind, a, b))
-    for m in _PLAIN.finditer(text):
+    for m in _PLAIN.finditer(text) if _PLAIN_HINT.search(text) else ():
         group = "quoted" if m.group("quoted") is not None else "bare"
         value = m.group(group).rstrip(".!?:")
         if group == "bare" and not _credential_like(value):
