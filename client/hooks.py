@@ -99,7 +99,10 @@ def log_path() -> Path:
     return paths.resolve().log_dir / LOG_NAME
 
 
-def log_reason(event: str, reason: str) -> None:
+def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
+    """Append one line to the hook log. ``reason`` passes the privacy screen first (it may
+    quote what a daemon or a payload said); ``screen=False`` is for this module's own fixed
+    messages on the deadline paths, which must not wait for the screen to load."""
     try:
         path = log_path()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -108,10 +111,12 @@ def log_reason(event: str, reason: str) -> None:
                 os.replace(path, path.with_name(LOG_NAME + ".1"))
         except FileNotFoundError:
             pass
-        from ..core.secrets import redact  # loads only when a hook has something to log
+        if screen:
+            from ..core.secrets import redact  # loads only when a hook has something to log
 
+            reason = redact(reason)
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
-        line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {redact(reason)}".split())
+        line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {reason}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, (line + "\n").encode("utf-8", "replace"))
@@ -142,7 +147,7 @@ class _Watchdog:
     def _backstop(self) -> None:
         remaining = HARD_DEADLINE - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
-            log_reason(self.event, f"still running after {HARD_DEADLINE:g} s; exited")
+            log_reason(self.event, f"still running after {HARD_DEADLINE:g} s; exited", screen=False)
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
@@ -313,7 +318,9 @@ def run_claude_hook(
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
         log_reason(
-            event, f"gave up after {time.monotonic() - started:.2f} s (deadline {DEADLINE:g} s)"
+            event,
+            f"gave up after {time.monotonic() - started:.2f} s (deadline {DEADLINE:g} s)",
+            screen=False,
         )
     except _Skip as exc:
         log_reason(event, str(exc))
