@@ -19,6 +19,7 @@ from typing import Any
 import zmq
 
 from maestro_memory.client import Client
+from maestro_memory.common import layout
 from maestro_memory.core import MemoryStore
 
 Result = dict[str, Any]
@@ -142,7 +143,7 @@ class Bench:
     def project(self, n_semantic: int, n_episodic: int = 20, *, register: bool = True) -> Path:
         self._counter += 1
         root = self.tmp / f"p{self._counter}"
-        mem = root / ".maestro" / "memory"
+        mem = layout.memory_dir(root)
         mem.mkdir(parents=True)
         (mem / "semantic.md").write_text(semantic_text(n_semantic, self._counter))
         (mem / "episodic.md").write_text(episodic_text(n_episodic))
@@ -351,7 +352,7 @@ def case_p4(bench: Bench) -> Result:
 # -- P5 -----------------------------------------------------------------------------------------
 def case_p5(bench: Bench) -> Result:
     root = bench.project(200, 20)
-    semantic = root / ".maestro" / "memory" / "semantic.md"
+    semantic = layout.memory_dir(root) / layout.MEMORY_FILES["semantic"]
     samples = []
     with bench.client(root) as c:
         for i in range(bench.reps(3, 20)):

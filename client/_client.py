@@ -24,8 +24,22 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
+from ..common.replies import (
+    ContextReply,
+    EntriesReply,
+    EntryReply,
+    HelloReply,
+    LogReply,
+    PingReply,
+    ProjectsReply,
+    RegisterReply,
+    ShutdownReply,
+    SignalsReply,
+    UnregisterReply,
+)
 from .errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -37,30 +51,13 @@ from .errors import (
 if TYPE_CHECKING:
     import zmq
 
-    from ..daemon.paths import Paths
+    from ..common.paths import Paths
 
 Result = dict[str, Any]
 Via = Literal["daemon", "direct"]
 DEFAULT_TIMEOUT = 2.0
 REQUIRE_DAEMON_ENV = "MAESTRO_REQUIRE_DAEMON"
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-
-# Ops that change or read one project's memory: these run in direct mode when no daemon runs.
-# The authoritative list is ``ops.MEMORY_OPS``; this copy only spares the daemon path from
-# importing the core, and a test checks that the two agree.
-MEMORY_OP_NAMES: frozenset[str] = frozenset(
-    {
-        "initialize",
-        "build_context",
-        "save_semantic",
-        "save_episodic",
-        "detect_signals",
-        "reinforce",
-        "maintenance",
-        "entries",
-        "forget",
-    }
-)
 
 
 def require_daemon_from_env(env: Mapping[str, str] | None = None) -> bool:
@@ -137,7 +134,7 @@ class Client:
         if self._paths is None:
             import warnings
 
-            from ..daemon import paths
+            from ..common import paths
 
             with warnings.catch_warnings():
                 # platformdirs warns when XDG_RUNTIME_DIR is unset and it falls back to /tmp;
@@ -155,25 +152,25 @@ class Client:
         return daemon_listening(*self._probe_paths)
 
     # -- the ops -----------------------------------------------------------------------------
-    def hello(self) -> Result:
-        return self.call("hello")
+    def hello(self) -> HelloReply:
+        return cast(HelloReply, self.call("hello"))
 
-    def ping(self) -> Result:
-        return self.call("ping")
+    def ping(self) -> PingReply:
+        return cast(PingReply, self.call("ping"))
 
     def status(self) -> Result:
         return self.call("status")
 
-    def register(self, path: str | os.PathLike[str] | None = None) -> Result:
+    def register(self, path: str | os.PathLike[str] | None = None) -> RegisterReply:
         target = self._project_path(path)
-        return self.call("register", {"path": target})
+        return cast(RegisterReply, self.call("register", {"path": target}))
 
-    def unregister(self, path: str | os.PathLike[str] | None = None) -> Result:
+    def unregister(self, path: str | os.PathLike[str] | None = None) -> UnregisterReply:
         target = self._project_path(path)
-        return self.call("unregister", {"path": target}, project=target)
+        return cast(UnregisterReply, self.call("unregister", {"path": target}, project=target))
 
-    def projects(self) -> Result:
-        return self.call("projects")
+    def projects(self) -> ProjectsReply:
+        return cast(ProjectsReply, self.call("projects"))
 
     def initialize(
         self, session_id: str | None = None, *, project: str | os.PathLike[str] | None = None
@@ -188,9 +185,9 @@ class Client:
         session_id: str | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> ContextReply:
         args = _drop_none(task=task, query=query, max_tokens=max_tokens, session_id=session_id)
-        return self.call("build_context", args, project=project)
+        return cast(ContextReply, self.call("build_context", args, project=project))
 
     def save_semantic(
         self,
@@ -210,9 +207,9 @@ class Client:
         confidence: float | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> EntryReply:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
-        return self.call("save_episodic", args, project=project)
+        return cast(EntryReply, self.call("save_episodic", args, project=project))
 
     def detect_signals(
         self,
@@ -220,9 +217,9 @@ class Client:
         assistant_response: str | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> SignalsReply:
         args = _drop_none(user_message=user_message, assistant_response=assistant_response)
-        return self.call("detect_signals", args, project=project)
+        return cast(SignalsReply, self.call("detect_signals", args, project=project))
 
     def reinforce(
         self,
@@ -230,9 +227,10 @@ class Client:
         confirmed: bool = False,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
-        return self.call(
-            "reinforce", {"entry_id": entry_id, "confirmed": confirmed}, project=project
+    ) -> EntryReply:
+        return cast(
+            EntryReply,
+            self.call("reinforce", {"entry_id": entry_id, "confirmed": confirmed}, project=project),
         )
 
     def maintenance(
@@ -266,16 +264,16 @@ class Client:
 
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None
-    ) -> Result:
-        return self.call("entries", _drop_none(sector=sector), project=project)
+    ) -> EntriesReply:
+        return cast(EntriesReply, self.call("entries", _drop_none(sector=sector), project=project))
 
     def log(
         self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
-    ) -> Result:
-        return self.call("log", _drop_none(limit=limit), project=project)
+    ) -> LogReply:
+        return cast(LogReply, self.call("log", _drop_none(limit=limit), project=project))
 
-    def shutdown(self) -> Result:
-        return self.call("shutdown")
+    def shutdown(self) -> ShutdownReply:
+        return cast(ShutdownReply, self.call("shutdown"))
 
     # -- dispatch ----------------------------------------------------------------------------
     def call(
@@ -290,7 +288,7 @@ class Client:
         Raises ``RequestError`` for a coded error reply, ``DaemonUnavailable`` when the op needs
         a daemon that is not there (or did not answer), ``ProtocolError`` for a garbled reply.
         """
-        from ..daemon.protocol import GLOBAL_OPS
+        from ..common.protocol import GLOBAL_OPS
 
         payload = dict(args or {})
         is_memory_op = op in MEMORY_OP_NAMES
@@ -345,8 +343,8 @@ class Client:
 
     # -- direct mode -------------------------------------------------------------------------
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
-        from ..daemon import ops
-        from ..daemon.protocol import CONFLICT, INTERNAL, OpError
+        from ..common import ops
+        from ..common.protocol import CONFLICT, INTERNAL, OpError
 
         assert project is not None
         try:
@@ -415,7 +413,7 @@ class Client:
     def _roundtrip(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         import zmq
 
-        from ..daemon.protocol import encode_request
+        from ..common.protocol import encode_request
 
         req_id = self._next_id()
         frame = encode_request(req_id, op, project, args, pid=self._pid)
@@ -452,7 +450,7 @@ def _repeatable(op: str, args: Mapping[str, Any]) -> bool:
     ``initialize`` is idempotent per session id; without one the daemon makes up a new session
     each time, and a second attempt would decay the memory twice.
     """
-    from ..daemon.protocol import IDEMPOTENT_OPS
+    from ..common.protocol import IDEMPOTENT_OPS
 
     if op == "initialize" and args.get("session_id") is None:
         return False
@@ -474,7 +472,7 @@ def _decode_reply(frame: bytes) -> dict[str, Any]:
 
 
 def _unwrap(reply: dict[str, Any]) -> Result:
-    from ..daemon.protocol import SUPPORTED_VERSIONS
+    from ..common.protocol import SUPPORTED_VERSIONS
 
     if reply.get("v") not in SUPPORTED_VERSIONS:
         raise ProtocolError(

@@ -1,7 +1,7 @@
 """Is a daemon listening? Answered from the file system at once, never by waiting for a reply.
 
 The daemon holds an exclusive ``flock`` on its lock file for its whole life and binds the socket
-only after taking it (``daemon/paths.py``). So:
+only after taking it (``common/paths.py``). So:
 
 * no socket file              -> nothing listens (connecting would just queue forever);
 * no lock file, or we can take

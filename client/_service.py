@@ -381,10 +381,9 @@ def run_command(argv: tuple[str, ...], *, check: bool = True) -> subprocess.Comp
 
 
 def write_file(path: Path, content: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(content, encoding="utf-8")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    from ..core import fsio
+
+    fsio.write_atomic(path, content.encode("utf-8"), mode=0o644)
 
 
 def execute(plan: Plan, stop_daemon: Callable[[], None]) -> list[dict[str, Any]]:

@@ -1,9 +1,10 @@
 """``maestroctl``: the command line of Maestro Memory, for people, shell hooks and services.
 
-Every subcommand is one function registered in ``COMMANDS`` (see ``_commands.py``); this module
-parses the command line, runs the chosen one, and prints its outcome -- for people, or as
-exactly one JSON document with ``--json`` (errors included). Only argparse and json load at
-start; zmq, platformdirs and the memory core are imported by the command that needs them.
+Every subcommand is one function registered in ``COMMANDS`` (the ``commands/`` package, one
+module per group); this module parses the command line, runs the chosen one, and renders its
+outcome -- for people, or as exactly one JSON document with ``--json`` (errors included).
+Only argparse and json load at start; zmq, platformdirs and the memory core are imported
+by the command that needs them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from . import _commands as commands
+from . import commands
 from .errors import DaemonUnavailable, MaestroError
 
 EXIT_OK = commands.EXIT_OK
@@ -124,20 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.name, help=cmd.summary, description=cmd.description, parents=[common]
         )
         cmd.arguments(p)
-    _add_integrations(sub)
     return parser
-
-
-def _add_integrations(sub: argparse._SubParsersAction[Any]) -> None:
-    """The integration commands (hooks, MCP, merge driver) live in ``cli_integrations``; they
-    print their own output and return their own exit status."""
-    try:
-        from .cli_integrations import add_integration_commands
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.cli_integrations":
-            raise
-        return
-    add_integration_commands(sub)
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -194,9 +182,6 @@ def _main(args: list[str]) -> int:
             return EXIT_USAGE
         return _fail(None, "usage", str(exc), EXIT_USAGE, True)
     name: str = ns.command
-    if name not in commands.COMMANDS:  # an integration command: it reports for itself
-        code: int = ns.func(ns)
-        return code
     ctx = commands.Context.from_namespace(ns)
     try:
         outcome = commands.COMMANDS[name].run(ctx, ns)
@@ -219,6 +204,8 @@ def _main(args: list[str]) -> int:
         )
     finally:
         ctx.close()
+    if outcome.printed:  # it spoke another program's protocol on stdout itself
+        return outcome.exit_code
     if ctx.json:
         _emit_json(
             {

@@ -1,8 +1,9 @@
 """The client's exceptions. A caller catches ``MaestroError``; nothing from zmq leaks out.
 
-::
+``MaestroError`` is the root of every error Maestro Memory raises, the core's included (the
+whole tree is in ``common/errors.py``). The client's part::
 
-    MaestroError                  base of everything the client raises
+    MaestroError                  the root (common/errors.py)
     ├── DaemonUnavailable         no daemon answered (``maestroctl`` exit code 3)
     │   ├── DaemonNotRunning      nothing listens: no socket, or the daemon's lock is free
     │   └── DaemonTimeout         a daemon holds the lock but did not answer in time
@@ -10,27 +11,32 @@
     └── ProtocolError             a reply that does not follow protocol v1
 
 Direct mode raises the same ``RequestError`` codes the daemon would send, because it runs the
-same op handlers (``daemon/ops.py``).
+same op handlers (``common/ops.py``).
 """
 
 from __future__ import annotations
 
+from ..common.errors import CLIENT_ERROR, MaestroError
+
 # Codes the client uses for failures that never reached a handler; the protocol's own codes
-# (``daemon/protocol.py``) travel in ``RequestError.code`` unchanged.
+# (``common/protocol.py``) travel in ``RequestError.code`` unchanged.
 DAEMON_UNAVAILABLE = "daemon_unavailable"
 DAEMON_TIMEOUT = "daemon_timeout"
 PROTOCOL_ERROR = "protocol_error"
-CLIENT_ERROR = "client_error"
 
 
-class MaestroError(Exception):
-    """Base of every error the client raises."""
-
-    code: str = CLIENT_ERROR
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+__all__ = [
+    "CLIENT_ERROR",
+    "DAEMON_TIMEOUT",
+    "DAEMON_UNAVAILABLE",
+    "PROTOCOL_ERROR",
+    "DaemonNotRunning",
+    "DaemonTimeout",
+    "DaemonUnavailable",
+    "MaestroError",
+    "ProtocolError",
+    "RequestError",
+]
 
 
 class DaemonUnavailable(MaestroError):

@@ -19,17 +19,19 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..common import layout
+
 if TYPE_CHECKING:
     from ..core.markdown import FileKind
 
 DRIVER_NAME = "maestro-memory"
 DRIVER_TITLE = "Maestro Memory entry-level merge"
-ATTRIBUTE_PATTERN = ".maestro/memory/*.md"
+ATTRIBUTE_PATTERN = f"{layout.MEMORY_DIR}/*.md"
 ATTRIBUTE_LINE = f"{ATTRIBUTE_PATTERN} merge={DRIVER_NAME}"
 KIND_BY_NAME: dict[str, FileKind] = {
-    "semantic.md": "semantic",
-    "episodic.md": "episodic",
-    "archive.md": "archive",
+    layout.MEMORY_FILES["semantic"]: "semantic",
+    layout.MEMORY_FILES["episodic"]: "episodic",
+    layout.MEMORY_FILES["archive"]: "archive",
 }
 EXIT_CLEAN = 0
 EXIT_CONFLICT = 1
@@ -160,12 +162,11 @@ def run_merge_driver(
         )
     except Exception as exc:  # a bug must not lose theirs: let git's own line merge run
         return _plain_merge(a, o, b, f"entry-level merge failed ({type(exc).__name__}: {exc})")
-    tmp = a.with_name(f".{a.name}.maestro-merge-{os.getpid()}")
+    from ..core import fsio
+
     try:
-        tmp.write_bytes(_encode(result.text))
-        os.replace(tmp, a)
+        fsio.write_atomic(a, _encode(result.text))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         sys.stderr.write(f"maestro-memory merge-driver: cannot write {a}: {exc}\n")
         return EXIT_ERROR
     where = path_name or kind
@@ -221,9 +222,9 @@ def git_setup(path: Path | str, program: str | None = None) -> list[str]:
         done.append(f"{attributes}: already has '{ATTRIBUTE_LINE}'")
     else:
         sep = "" if not existing or existing.endswith("\n") else "\n"
-        tmp = attributes.with_name(f".gitattributes.maestro-{os.getpid()}")
-        tmp.write_text(existing + sep + ATTRIBUTE_LINE + "\n", encoding="utf-8")
-        os.replace(tmp, attributes)
+        from ..core import fsio
+
+        fsio.write_atomic(attributes, (existing + sep + ATTRIBUTE_LINE + "\n").encode("utf-8"))
         done.append(
             f"{attributes}: added '{ATTRIBUTE_LINE}' (commit it so collaborators "
             "merge the same way; each clone runs 'maestroctl git-setup' once)"
@@ -253,11 +254,10 @@ def git_setup_missing(project_root: Path | str) -> str | None:
         if not program or shutil.which(program) is None:
             problems.append(f"the configured merge driver program {program!r} does not exist")
     try:
-        rel = (root_path.resolve() / ".maestro" / "memory" / "semantic.md").relative_to(
-            root.resolve()
-        )
+        semantic = layout.memory_dir(root_path.resolve()) / layout.MEMORY_FILES["semantic"]
+        rel = semantic.relative_to(root.resolve())
     except ValueError:
-        rel = Path(".maestro/memory/semantic.md")
+        rel = Path(layout.MEMORY_DIR) / layout.MEMORY_FILES["semantic"]
     attr = _git(["check-attr", "merge", "--", str(rel)], cwd=root, check=False)
     if not attr.strip().endswith(f": merge: {DRIVER_NAME}"):
         problems.append(f"{rel} has no 'merge={DRIVER_NAME}' attribute")

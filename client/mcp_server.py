@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
+from ..common import layout
+from ..common.layout import find_project
 from ._client import Client, Result
 from .errors import MaestroError
-from .hooks import find_project
 
 Category = Literal["user_preference", "architecture_decision", "quality_rule", "project_context"]
-FILES = {"semantic": "semantic.md", "episodic": "episodic.md", "archive": "archive.md"}
+FILES = layout.MEMORY_FILES
 SEARCH_LIMIT = 20
 INSTRUCTIONS = (
     "Project memory (Maestro Memory). Call get_context at the start of a task; what it returns "
@@ -36,9 +37,9 @@ INSTRUCTIONS = (
 )
 
 
-def _run(op: Callable[[], Result]) -> Result:
+def _run(op: Callable[[], Mapping[str, Any]]) -> Result:
     try:
-        return op()
+        return dict(op())
     except MaestroError as exc:
         raise ToolError(str(exc)) from exc
 
@@ -112,7 +113,7 @@ def build_server(
         return _run(lambda: memory.forget(entry_ids))
 
     def file_reader(kind: str) -> Callable[[], str]:
-        path = project / ".maestro" / "memory" / FILES[kind]
+        path = layout.memory_dir(project) / FILES[kind]
 
         def read() -> str:
             try:

@@ -283,3 +283,37 @@ def recover(memory_dir: Path) -> list[str]:
             actions.append(f"deleted stale temp file {name} left by an interrupted writer")
             log.warning("%s in %s", actions[-1], memory_dir)
     return actions
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` whole or not at all, for any one file outside the memory
+    directory (settings, registry, service file, pid file, a merge result): a temp file in the
+    same directory, fsynced, renamed over ``path``, then the directory fsynced (best effort).
+
+    ``mode``: the new file's exact permissions; default: those of the file it replaces, else
+    0o666 minus the umask (as for any new file). On error the temp file is removed, ``path``
+    is untouched and the ``OSError`` propagates.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+    if mode is None:
+        with contextlib.suppress(FileNotFoundError):
+            mode = target.stat().st_mode & 0o7777
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        IO.fsync_dir(str(target.parent))

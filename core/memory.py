@@ -10,7 +10,6 @@ the state exactly as it was.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import uuid
@@ -18,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..common import layout
 from . import context as ctx
 from . import rules
 from .contradiction import classify, same_rule
@@ -61,11 +61,11 @@ from .secrets import redact, screen, strip_private
 from .signals import detect_signals
 
 FILES: dict[FileKind, str] = {
-    "semantic": "semantic.md",
-    "episodic": "episodic.md",
-    "archive": "archive.md",
+    "semantic": layout.MEMORY_FILES["semantic"],
+    "episodic": layout.MEMORY_FILES["episodic"],
+    "archive": layout.MEMORY_FILES["archive"],
 }
-STATE_FILE = ".state.json"
+STATE_FILE = layout.STATE_FILE
 SECTORS: tuple[Sector, Sector] = ("semantic", "episodic")
 LEDGER_LIMIT = 2000
 RESULT_CACHE = 256  # context results kept per snapshot
@@ -187,11 +187,6 @@ class Memory:
             today=today,
             settings=settings,
         )
-
-    def clone(self) -> Memory:
-        """An independent copy (the daemon mutates a clone, then swaps it in)."""
-        twin = copy.deepcopy(self)
-        return twin
 
     def changed_files(self) -> dict[str, str]:
         out = {FILES[k]: d.render() for k, d in self.docs.items() if d.changed}

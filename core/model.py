@@ -10,6 +10,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..common import layout
+from ..common.errors import MaestroError
+
 Sector = Literal["semantic", "episodic"]
 SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
 EntryState = Literal["active", "flagged", "contradicted"]
@@ -21,7 +24,8 @@ CATEGORY_HEADINGS: dict[str, str] = {
     "quality_rule": "Quality Rules",
     "project_context": "Project Context",
 }
-CATEGORIES: tuple[str, ...] = tuple(CATEGORY_HEADINGS)
+CATEGORIES: tuple[str, ...] = layout.CATEGORIES
+assert tuple(CATEGORY_HEADINGS) == CATEGORIES, "common/layout.py and the headings disagree"
 HEADING_CATEGORIES: dict[str, str] = {v.lower(): k for k, v in CATEGORY_HEADINGS.items()}
 
 # The spec's numbers, in one place.
@@ -39,20 +43,29 @@ ARCHIVE_ORIGINAL = 0.5  # removal of an entry that was ever above this archives 
 REINFORCED_BY_REVIEW = 0.5
 
 
-class MemoryError_(ValueError):
-    """Base of the core's own errors (a ValueError: bad input changes nothing)."""
+class MemoryError_(MaestroError, ValueError):
+    """Base of the core's input errors (a ValueError: bad input changes nothing). The whole
+    error tree, from ``MaestroError`` down, is drawn in ``common/errors.py``."""
+
+    code = "bad_request"
 
 
 class NotFoundError(MemoryError_):
     """An entry id that names no entry."""
 
+    code = "not_found"
+
 
 class RejectedError(MemoryError_):
     """A well-formed request the memory refuses (e.g. a decision for an entry not flagged)."""
 
+    code = "rejected"
 
-class MemoryWriteError(OSError):
+
+class MemoryWriteError(MaestroError, OSError):
     """Writing the memory files failed; the previous files are intact."""
+
+    code = "internal"
 
 
 def validate_confidence(value: object, *, name: str = "confidence") -> float:

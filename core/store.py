@@ -1,13 +1,15 @@
 """``MemoryStore``: the public, direct path to one project's memory.
 
-Each mutation is one transaction: take the project lock, recover any interrupted commit, read
-the files fresh, apply the rule (a ``Memory`` method), commit the changed files, release.
-Reads take no lock. The daemon uses the same ``transaction`` for its group commits.
+Each mutation is one transaction, ``MemoryStore.run``: take the project lock, recover any
+interrupted commit, read the files, apply the rule (a ``Memory`` method), commit the changed
+files, release. Reads take no lock. It exists once: ``mutate`` calls it, and so does the
+daemon's writer for each group commit (it only passes a ``load`` that reuses its parsed
+Memory, and batches, journals and replies around it).
 
 A person may edit the files without the lock while a transaction runs: the commit checks,
 right before it renames, that the files are still the ones read (``fsio.ChangedUnderneath``
-otherwise), and ``mutate`` then reads again and re-applies its rule, up to
-``CHANGED_RETRIES`` times, instead of renaming over the edit.
+otherwise), and ``run`` then reads again and re-applies its rule, up to ``CHANGED_RETRIES``
+times, instead of renaming over the edit.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
+from ..common import layout
 from . import fsio
 from .memory import FILES, STATE_FILE, Memory, Settings
 from .model import (
@@ -32,6 +36,7 @@ from .model import (
 )
 
 T = TypeVar("T")
+Signature = tuple[fsio.FileSignature | None, ...]  # of READ_NAMES, None for a missing file
 READ_NAMES: tuple[str, ...] = (*FILES.values(), STATE_FILE)
 CHANGED_RETRIES = 8
 GITIGNORE = ".gitignore"
@@ -39,6 +44,45 @@ GITIGNORE_TEXT = (
     "# Maestro Memory bookkeeping for this clone (the .md files are the shared memory)\n"
     ".lock\n.state.json\n.commit\n.*.tmp-*\n"
 )
+
+
+@dataclass(frozen=True)
+class Committed(Generic[T]):
+    """What one transaction did: ``fn``'s result, the Memory it left (equal to the files),
+    the files it wrote (name -> text; empty when nothing changed) and the signature of the
+    files as it left them (what it read, with what it wrote in place)."""
+
+    result: T
+    memory: Memory
+    written: dict[str, str]
+    signature: Signature
+
+
+class _Transaction:
+    def __init__(self, store: MemoryStore, memory: Memory, basis: Signature) -> None:
+        self.store = store
+        self.memory = memory
+        self.basis = basis  # the files as read, then as this transaction last wrote them
+        self.written: dict[str, str] = {}
+
+    def unchanged(self) -> bool:
+        return fsio.signature(self.store.memory_dir, READ_NAMES) == self.basis
+
+    def commit(self) -> dict[str, str]:
+        files, signatures = self.store._write(self.memory, self.unchanged)
+        if files:
+            self.basis = tuple(
+                signatures.get(name, old) for name, old in zip(READ_NAMES, self.basis, strict=True)
+            )
+            self.written.update(files)
+        return files
+
+
+def session_references(result: ContextResult, session_id: str | None) -> list[str]:
+    """The entries a context build reinforces afterwards (as referenced in that session): the
+    relevant ones, and only when the build belongs to a session. Daemon and direct path both
+    ask this; the reinforcement itself is ``Memory.reinforce_referenced``."""
+    return list(result.relevant) if session_id is not None else []
 
 
 def today() -> str:
@@ -56,11 +100,10 @@ class MemoryStore:
         clock: Callable[[], str] = today,
     ) -> None:
         self.root = Path(project_root)
-        self.memory_dir = self.root / ".maestro" / "memory"
+        self.memory_dir = layout.memory_dir(self.root)
         self.settings = settings if settings is not None else Settings()
         self.clock = clock
-        self._basis: tuple[fsio.FileSignature | None, ...] | None = None
-        self.written_signatures: dict[str, fsio.FileSignature] = {}
+        self._txn: _Transaction | None = None
 
     # -- plumbing --------------------------------------------------------------------------
     def read(self) -> Memory:
@@ -68,57 +111,81 @@ class MemoryStore:
         texts = fsio.read_files(self.memory_dir, READ_NAMES)
         return Memory.load(texts, today=self.clock(), settings=self.settings)
 
+    def run(
+        self,
+        fn: Callable[[Memory], T],
+        *,
+        load: Callable[[Signature], Memory] | None = None,
+        on_changed: Callable[[], None] | None = None,
+    ) -> Committed[T]:
+        """THE transaction (the daemon's writer and ``mutate`` both call it): lock, recover,
+        take the files' signature, load, apply ``fn``, commit what changed (last look: nothing
+        is renamed over a file changed since the signature), release. On
+        ``fsio.ChangedUnderneath`` it calls ``on_changed`` and starts again, up to
+        ``CHANGED_RETRIES`` times. Any other exception from ``fn`` commits nothing.
+
+        ``load(signature)``: the state to apply ``fn`` to, parsed from files whose signature
+        (taken before reading) is ``signature``; the default parses them fresh. The daemon
+        passes one that reuses the Memory it kept when the signature is the one it left.
+        """
+        for attempt in range(1, CHANGED_RETRIES + 1):
+            try:
+                with self._open(load) as txn:
+                    result = fn(txn.memory)
+                    txn.commit()
+                    return Committed(result, txn.memory, txn.written, txn.basis)
+            except fsio.ChangedUnderneath:
+                if attempt == CHANGED_RETRIES:
+                    raise
+                if on_changed is not None:
+                    on_changed()
+        raise AssertionError("unreachable")
+
+    def mutate(self, fn: Callable[[Memory], T]) -> T:
+        return self.run(fn).result
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Memory]:
-        """Lock, read fresh, yield the state, then commit what changed (nothing on error)."""
+        """``run`` as a block, without the retry: for callers that commit along the way
+        (``commit``) and keep mutating the same Memory."""
+        with self._open(None) as txn:
+            yield txn.memory
+            txn.commit()
+
+    def commit(self, memory: Memory) -> dict[str, str]:
+        """Inside ``transaction()``: write what ``memory`` changed now; returns what it wrote."""
+        txn = self._txn
+        if txn is None or txn.memory is not memory:
+            raise RuntimeError("commit() belongs inside transaction(), on its Memory")
+        return txn.commit()
+
+    @contextlib.contextmanager
+    def _open(self, load: Callable[[Signature], Memory] | None) -> Iterator[_Transaction]:
         with fsio.project_lock(self.memory_dir):
             fsio.recover(self.memory_dir)
-            self._basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
+            basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
+            memory = self.read() if load is None else load(basis)
+            self._txn = _Transaction(self, memory, basis)
             try:
-                memory = self.read()
-                yield memory
-                self.commit(memory, unchanged=self._unchanged)
+                yield self._txn
             finally:
-                self._basis = None
+                self._txn = None
 
-    def _unchanged(self) -> bool:
-        """Are the files still those the transaction read (or last committed itself)?"""
-        return fsio.signature(self.memory_dir, READ_NAMES) == self._basis
-
-    def commit(
-        self, memory: Memory, *, unchanged: Callable[[], bool] | None = None
-    ) -> dict[str, str]:
-        """Write the files ``memory`` changed (caller holds the lock); returns what it wrote.
-        ``unchanged``: see ``fsio.commit``. ``self.written_signatures`` is then the
-        ``(inode, size, mtime_ns)`` of each file written."""
+    def _write(
+        self, memory: Memory, unchanged: Callable[[], bool]
+    ) -> tuple[dict[str, str], dict[str, fsio.FileSignature]]:
         files = memory.changed_files()
-        self.written_signatures = {}
         if not files:
-            return {}
+            return {}, {}
         if not (self.memory_dir / GITIGNORE).exists():
             files[GITIGNORE] = GITIGNORE_TEXT
-        self.written_signatures = fsio.commit(
+        signatures = fsio.commit(
             self.memory_dir,
             {name: fsio.encode(text) for name, text in files.items()},
             unchanged=unchanged,
         )
-        if self._basis is not None:  # a commit inside a transaction: its files are the basis
-            self._basis = tuple(
-                self.written_signatures.get(name, old)
-                for name, old in zip(READ_NAMES, self._basis, strict=True)
-            )
         memory.mark_clean()
-        return files
-
-    def mutate(self, fn: Callable[[Memory], T]) -> T:
-        for attempt in range(1, CHANGED_RETRIES + 1):
-            try:
-                with self.transaction() as memory:
-                    return fn(memory)
-            except fsio.ChangedUnderneath:
-                if attempt == CHANGED_RETRIES:
-                    raise
-        raise AssertionError("unreachable")
+        return files, signatures
 
     # -- the public API ----------------------------------------------------------------------
     def initialize(self, session_id: str | None = None) -> InitReport:
@@ -180,8 +247,8 @@ class MemoryStore:
         session_id: str | None = None,
     ) -> ContextResult:
         result = self.read().build_context(task, query, max_tokens, session_id)
-        if session_id is not None and result.relevant:
-            ids = list(result.relevant)
+        ids = session_references(result, session_id)
+        if session_id is not None and ids:
             self.mutate(lambda m: m.reinforce_referenced(ids, session_id))
         return result
 

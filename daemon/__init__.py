@@ -5,12 +5,14 @@ Modules, from the outside in:
 * ``__main__``  start-up order (dirs, lock, config, socket) and exit codes
 * ``rundir``    private directories and the single-instance lock
 * ``server``    the main thread: ROUTER socket, ZAP peer-uid check, dispatch, lifecycle
-* ``handlers``  the op registry: the memory ops of ``ops`` plus the daemon's own
-* ``writer``    the one writer thread: group commit, external-change checks
+* ``handlers``  the op registry (the memory ops of ``common.ops`` plus the daemon's own) and
+  ``Services``, all that handlers may use of the daemon
+* ``writer``    the one writer thread: batches into ``MemoryStore.run``, external-change checks
 * ``cache``     the per-project read views the main thread answers from
 * ``watcher``   watchdog observers, debounce, periodic rescan, polling fallback
 * ``scheduler`` end-of-day maintenance (APScheduler) and its recorded outcomes
 * ``journal``   the per-project JSONL history of changes
 * ``registry``, ``config``, ``metrics``, ``sdnotify``: small single-purpose helpers
-* ``ops``, ``protocol``, ``paths``: shared with the client (direct mode, envelope, paths)
+* shared with the client, in ``common/``: ``ops``, ``protocol`` (and the op table), ``paths``,
+  ``layout``
 """

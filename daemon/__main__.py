@@ -13,11 +13,12 @@ import os
 import sys
 from pathlib import Path
 
+from ..common.paths import Paths, resolve
 from .config import ConfigError, load_config
 from .handlers import package_version
-from .paths import Paths, resolve
 from .rundir import InstanceLock, StartupError, prepare_dirs
 from .scheduler import build_trigger
+from .server import Server
 
 log = logging.getLogger("maestrod")
 LOG_FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(message)s"
@@ -75,8 +76,6 @@ def run(paths: Paths, verbose: bool = False) -> int:
     except ConfigError as exc:
         lock.release()
         return fail(f"bad configuration: {exc}")
-
-    from .server import Server  # deferred: zmq, watchdog and the scheduler load here
 
     server = Server(paths, config)
     clean = True

@@ -11,8 +11,8 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError
 from ..core.memory import MemoryView
-from .protocol import INTERNAL, NOT_REGISTERED, OpError
 
 
 @dataclass(frozen=True)

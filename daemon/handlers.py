@@ -1,9 +1,9 @@
 """The daemon's op registry: the memory ops of ``ops.MEMORY_OPS`` plus the daemon's own.
 
 Every op is one small handler registered by name (``@daemon_op``). A handler gets a ``Call``
-(the decoded request, its resolved project, the server) and returns the result dict, or
+(the decoded request, its resolved project, the ``Services``) and returns the result dict, or
 ``None`` when it queued the request to the writer, which sends the reply once the write is
-durable. Scope (which ops need a registered project) comes from ``protocol.GLOBAL_OPS``.
+durable. Each op's facts (scope, read or write) come from the op table, ``protocol.OPS``.
 """
 
 from __future__ import annotations
@@ -19,25 +19,32 @@ from typing import TYPE_CHECKING, Any
 
 import psutil  # type: ignore[import-untyped]
 
-from ..core.memory import Memory, MemoryView
-from ..core.store import MemoryStore
-from .ops import MEMORY_OPS, OpSpec, dispatch_memory_op, opt_int, opt_str, resolve_project
-from .protocol import (
+from ..common.ops import MEMORY_OPS, OpSpec, dispatch_memory_op, opt_int, opt_str, resolve_project
+from ..common.protocol import (
     BAD_REQUEST,
     CONFLICT,
-    GLOBAL_OPS,
     NOT_REGISTERED,
+    OPS,
+    READ_OPS,
     SHUTTING_DOWN,
     SUPPORTED_VERSIONS,
     OpError,
     Request,
 )
+from ..core.memory import Memory, MemoryView
+from ..core.store import MemoryStore
 from .writer import Closed, MemoryJob, ReplyTo, TaskJob
 
 if TYPE_CHECKING:
-    from .server import Server
+    from ..common.paths import Paths
+    from .cache import ReadCache
+    from .journal import Journal
+    from .metrics import Metrics
+    from .registry import Registry
+    from .scheduler import MaintenanceScheduler
+    from .watcher import Watcher
+    from .writer import Writer
 
-READ_OPS: frozenset[str] = frozenset({"build_context", "entries"})
 LOG_LIMIT_DEFAULT = 50
 LOG_LIMIT_MAX = 1000
 
@@ -50,8 +57,27 @@ def package_version() -> str:
 
 
 @dataclass(frozen=True)
+class Services:
+    """What the handlers use of the daemon, and nothing more (the server builds it; the
+    handlers never see the server, so this module does not import it)."""
+
+    paths: Paths
+    registry: Registry
+    cache: ReadCache
+    journal: Journal
+    metrics: Metrics
+    writer: Writer
+    watcher: Watcher
+    scheduler: MaintenanceScheduler
+    process: psutil.Process
+    started_at: float
+    stopping: Callable[[], bool]
+    request_shutdown: Callable[[str], None]
+
+
+@dataclass(frozen=True)
 class Call:
-    server: Server
+    services: Services
     request: Request
     project: Path | None
     route: tuple[bytes, ...]
@@ -68,7 +94,7 @@ class Call:
         """Hand the request to the writer; it replies."""
         job.reply_to = self.reply_to()
         try:
-            self.server.writer.submit(job)
+            self.services.writer.submit(job)
         except Closed as exc:
             raise OpError(SHUTTING_DOWN, str(exc)) from exc
 
@@ -92,9 +118,7 @@ def daemon_op(
     name: str, *args: str, project_arg: str | None = None
 ) -> Callable[[DaemonHandler], DaemonHandler]:
     def register(fn: DaemonHandler) -> DaemonHandler:
-        DAEMON_OPS[name] = DaemonOpSpec(
-            name, fn, frozenset(args), name not in GLOBAL_OPS, project_arg
-        )
+        DAEMON_OPS[name] = DaemonOpSpec(name, fn, frozenset(args), OPS[name].scoped, project_arg)
         return fn
 
     return register
@@ -104,11 +128,11 @@ def daemon_op(
 class CacheBackend:
     """``ops.Backend`` for reads on the main thread: the cached view; reinforcement queued."""
 
-    def __init__(self, server: Server) -> None:
-        self.server = server
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     def read(self, project: Path) -> MemoryView:
-        return self.server.cache.view(project)
+        return self.services.cache.view(project)
 
     def write(self, project: Path, op: str, fn: Callable[[Memory], Any]) -> Any:
         raise RuntimeError(f"{op} must run on the writer thread")
@@ -121,7 +145,7 @@ class CacheBackend:
 
         # Stopping (Closed): a reference boost is not worth delaying shutdown for.
         with contextlib.suppress(Closed):
-            self.server.writer.submit(
+            self.services.writer.submit(
                 MemoryJob(project, "reinforce_referenced", {"session_id": session_id}, apply=apply)
             )
 
@@ -131,7 +155,8 @@ def _memory_spec(spec: OpSpec) -> DaemonOpSpec:
 
         def handler(call: Call) -> dict[str, Any] | None:
             assert call.project is not None
-            return dispatch_memory_op(CacheBackend(call.server), spec.name, call.project, call.args)
+            backend = CacheBackend(call.services)
+            return dispatch_memory_op(backend, spec.name, call.project, call.args)
     else:
 
         def handler(call: Call) -> dict[str, Any] | None:
@@ -148,6 +173,10 @@ def build_registry() -> dict[str, DaemonOpSpec]:
     if overlap:
         raise RuntimeError(f"ops registered twice: {sorted(overlap)}")
     registry.update(DAEMON_OPS)
+    if registry.keys() != OPS.keys():
+        raise RuntimeError(
+            f"op table and handlers disagree: {sorted(registry.keys() ^ OPS.keys())}"
+        )
     return registry
 
 
@@ -181,13 +210,13 @@ def op_register(call: Call) -> dict[str, Any] | None:
         raise OpError(BAD_REQUEST, f"cannot register {project}: no such directory")
     if not project.is_dir():
         raise OpError(CONFLICT, f"cannot register {project}: it is not a directory")
-    server = call.server
+    svc = call.services
 
     def register() -> dict[str, Any]:
-        added = server.registry.add(project)
-        if added or server.cache.info(project) is None:
-            server.writer.attach(project)
-            server.watcher.watch(project)
+        added = svc.registry.add(project)
+        if added or svc.cache.info(project) is None:
+            svc.writer.attach(project)
+            svc.watcher.watch(project)
         return {
             "path": str(project),
             "added": added,
@@ -202,12 +231,12 @@ def op_register(call: Call) -> dict[str, Any] | None:
 def op_unregister(call: Call) -> dict[str, Any] | None:
     project = call.project
     assert project is not None
-    server = call.server
+    svc = call.services
 
     def unregister() -> dict[str, Any]:
-        removed = server.registry.remove(project)
-        server.watcher.unwatch(project)
-        server.writer.detach(project)
+        removed = svc.registry.remove(project)
+        svc.watcher.unwatch(project)
+        svc.writer.detach(project)
         return {"path": str(project), "removed": removed}
 
     call.queue(TaskJob("unregister", unregister))
@@ -217,7 +246,7 @@ def op_unregister(call: Call) -> dict[str, Any] | None:
 @daemon_op("projects")
 def op_projects(call: Call) -> dict[str, Any]:
     out = []
-    for project in sorted(call.server.registry.projects()):
+    for project in sorted(call.services.registry.projects()):
         memory_dir = MemoryStore(project).memory_dir
         out.append(
             {
@@ -236,41 +265,41 @@ def op_log(call: Call) -> dict[str, Any]:
     limit = opt_int(call.args, "limit", LOG_LIMIT_DEFAULT)
     if not 1 <= limit <= LOG_LIMIT_MAX:
         raise OpError(BAD_REQUEST, f"'limit' must be between 1 and {LOG_LIMIT_MAX}")
-    return {"records": call.server.journal.tail(call.project, limit)}
+    return {"records": call.services.journal.tail(call.project, limit)}
 
 
 @daemon_op("shutdown", "reason")
 def op_shutdown(call: Call) -> dict[str, Any]:
     reason = opt_str(call.args, "reason") or "shutdown requested by a client"
-    call.server.request_shutdown(reason)
+    call.services.request_shutdown(reason)
     return {"stopping": True, "pid": os.getpid()}
 
 
 @daemon_op("status")
 def op_status(call: Call) -> dict[str, Any]:
-    server = call.server
-    proc = server.process
+    svc = call.services
+    proc = svc.process
     with proc.oneshot():
         process = {
             "pid": proc.pid,
-            "uptime_s": round(time.time() - server.started_at, 3),
+            "uptime_s": round(time.time() - svc.started_at, 3),
             "rss_bytes": proc.memory_info().rss,
             "cpu_percent": proc.cpu_percent(None),
             "threads": proc.num_threads(),
             "open_files": _open_files(proc),
         }
-    projects = {str(p): _project_status(server, p) for p in sorted(server.registry.projects())}
+    projects = {str(p): _project_status(svc, p) for p in sorted(svc.registry.projects())}
     return {
         "version": package_version(),
         "versions": list(SUPPORTED_VERSIONS),
-        "endpoint": server.paths.endpoint,
+        "endpoint": svc.paths.endpoint,
         "process": process,
-        "requests": server.metrics.snapshot(),
-        "write_queue_depth": server.writer.queue.depth(),
-        "writer": dict(server.writer.stats),
-        "maintenance": server.scheduler.describe(),
+        "requests": svc.metrics.snapshot(),
+        "write_queue_depth": svc.writer.queue.depth(),
+        "writer": dict(svc.writer.stats),
+        "maintenance": svc.scheduler.describe(),
         "projects": projects,
-        "stopping": server.stopping,
+        "stopping": svc.stopping(),
     }
 
 
@@ -281,8 +310,8 @@ def _open_files(proc: psutil.Process) -> int:
         return -1
 
 
-def _project_status(server: Server, project: Path) -> dict[str, Any]:
-    info = server.cache.info(project)
+def _project_status(svc: Services, project: Path) -> dict[str, Any]:
+    info = svc.cache.info(project)
     view = info.view if info is not None else None
     summary = view.summary() if view is not None else {}
     return {
@@ -293,10 +322,10 @@ def _project_status(server: Server, project: Path) -> dict[str, Any]:
         "last_external_edit": info.last_external_edit if info is not None else None,
         "external_edits": info.external_edits if info is not None else 0,
         "maintenance": {
-            "last": server.scheduler.last_run(project),
-            "next": server.scheduler.next_run(),
+            "last": svc.scheduler.last_run(project),
+            "next": svc.scheduler.next_run(),
         },
-        "watcher": server.watcher.mode(project),
+        "watcher": svc.watcher.mode(project),
     }
 
 

@@ -12,19 +12,14 @@ import os
 import threading
 from pathlib import Path
 
+from ..core import fsio
+
 log = logging.getLogger("maestrod")
 
 
 def atomic_write_json(path: Path, data: object) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     payload = (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, payload)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    fsio.write_atomic(path, payload, mode=0o600)
 
 
 class Registry:

@@ -15,11 +15,11 @@ import errno
 import fcntl
 import logging
 import os
-import stat
 import time
 from pathlib import Path
 
-from .paths import SUN_PATH_MAX, Paths
+from ..common.paths import SUN_PATH_MAX, Paths, dir_problem
+from ..core import fsio
 
 LOCK_GRACE_SECONDS = 0.25
 
@@ -37,19 +37,10 @@ def ensure_private_dir(path: Path) -> None:
         info = os.lstat(path)
     except OSError as exc:
         raise StartupError(f"cannot create directory {path}: {exc.strerror}") from exc
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise StartupError(f"{path} is not a directory (or is a symlink); refusing to use it")
-    if info.st_uid != os.getuid():
-        raise StartupError(
-            f"{path} is owned by uid {info.st_uid}, not by this user "
-            f"(uid {os.getuid()}); refusing to start"
-        )
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise StartupError(
-            f"{path} is writable by group or others (mode "
-            f"{stat.S_IMODE(info.st_mode):04o}); run 'chmod 700 {path}' "
-            "and start again"
-        )
+    problem = dir_problem(path, info)
+    if problem is not None:
+        what, fix = problem
+        raise StartupError(f"{what}; refusing to start: run '{fix}' and start again")
 
 
 def prepare_dirs(paths: Paths) -> None:
@@ -119,9 +110,7 @@ class InstanceLock:
         return text if text.isdigit() else "unknown"
 
     def _write_pid(self) -> None:
-        tmp = self.paths.pid_path.with_name(f".{self.paths.pid_path.name}.tmp")
-        tmp.write_text(f"{os.getpid()}\n")
-        os.replace(tmp, self.paths.pid_path)
+        fsio.write_atomic(self.paths.pid_path, f"{os.getpid()}\n".encode())
 
     def release(self) -> None:
         """Remove the socket and pid file, then drop the lock (in that order: whoever takes

@@ -30,14 +30,9 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]
 import zmq
 
-from . import handlers
-from .cache import ReadCache
-from .config import Config, ConfigError, load_config
-from .journal import Journal
-from .metrics import Metrics
-from .ops import check_args
-from .paths import Paths
-from .protocol import (
+from ..common.ops import check_args
+from ..common.paths import Paths
+from ..common.protocol import (
     BAD_REQUEST,
     INTERNAL,
     SHUTTING_DOWN,
@@ -48,6 +43,11 @@ from .protocol import (
     ok_reply,
     request_id,
 )
+from . import handlers
+from .cache import ReadCache
+from .config import Config, ConfigError, load_config
+from .journal import Journal
+from .metrics import Metrics
 from .registry import Registry
 from .scheduler import MaintenanceScheduler
 from .sdnotify import notify
@@ -107,6 +107,20 @@ class Server:
         self.watcher = Watcher(self._queue_check, force_polling=config.force_polling)
         self.scheduler = MaintenanceScheduler(
             config, paths.jobs_path, self._submit_maintenance, self.registry.projects
+        )
+        self.services = handlers.Services(
+            paths=paths,
+            registry=self.registry,
+            cache=self.cache,
+            journal=self.journal,
+            metrics=self.metrics,
+            writer=self.writer,
+            watcher=self.watcher,
+            scheduler=self.scheduler,
+            process=self.process,
+            started_at=self.started_at,
+            stopping=lambda: self.stopping,
+            request_shutdown=self.request_shutdown,
         )
         self.router: zmq.Socket[Any] | None = None
         self._wake_r, self._wake_w = socket.socketpair()
@@ -278,7 +292,7 @@ class Server:
                 )
             check_args(spec.args, request.args)
             project = handlers.resolve_scope(spec, request, self.registry.projects())
-            call = handlers.Call(self, request, project, route, started)
+            call = handlers.Call(self.services, request, project, route, started)
             result = spec.handler(call)
         except OpError as exc:
             if exc.code in (BAD_REQUEST, UNKNOWN_OP):

@@ -43,6 +43,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
+from ..common import layout
 from ..core import fsio
 from ..core.memory import FILES
 
@@ -53,7 +54,7 @@ MAX_DELAY_SECONDS = 1.0  # a constant stream of events still gets checked this o
 RESCAN_SECONDS = 2.0
 POLL_INTERVAL_SECONDS = 1.0
 MEMORY_NAMES = frozenset(FILES.values())
-CHAIN_NAMES = frozenset({".maestro", "memory"})
+CHAIN_NAMES = frozenset({layout.MAESTRO_DIR, layout.MEMORY_SUBDIR})
 
 
 def is_limit_error(exc: OSError) -> bool:
@@ -82,8 +83,8 @@ class _ProjectWatch:
     watches: dict[Path, tuple[ObservedWatch, BaseObserver, int]] = field(default_factory=dict)
 
     def chain(self) -> list[Path]:
-        maestro = self.project / ".maestro"
-        return [self.project, maestro, maestro / "memory"]
+        maestro = self.project / layout.MAESTRO_DIR
+        return [self.project, maestro, maestro / layout.MEMORY_SUBDIR]
 
 
 class _Handler(FileSystemEventHandler):

@@ -4,9 +4,12 @@ The main thread queues jobs; the writer takes the next one and, for a memory op,
 other memory op already queued for the same project, and applies them all in one core
 transaction::
 
-    project lock -> recover -> parsed Memory (reused if the files are unchanged on disk)
-      -> each request's handler (ops.dispatch_memory_op) -> one MemoryStore.commit
-      -> publish memory.view() to the read cache -> journal -> every reply
+    MemoryStore.run: project lock -> recover -> parsed Memory (``load``: the kept one if the
+      files are unchanged on disk) -> each request's handler (ops.dispatch_memory_op)
+      -> one commit (retried on ChangedUnderneath)
+    then: publish memory.view() to the read cache -> journal -> every reply
+
+The transaction is the core's; this module only batches, journals and replies.
 
 A reply goes out (through an inproc PUSH socket to the main thread, which alone owns the
 ROUTER) only after the commit that made its write durable. An ``OpError`` fails only its own
@@ -35,21 +38,27 @@ from typing import Any
 
 import zmq
 
+from ..common.ops import Args, core_errors, dispatch_memory_op
+from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
 from ..core import fsio
 from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import MemoryWriteError
-from ..core.store import CHANGED_RETRIES, READ_NAMES, MemoryStore, today
+from ..core.store import READ_NAMES, MemoryStore, Signature, today
 from . import journal as jr
 from .cache import ReadCache
-from .ops import Args, core_errors, dispatch_memory_op
-from .protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
 
 log = logging.getLogger("maestrod")
 
 MAX_BATCH = 512
 DRAINED = b"drained"
 
-Signature = tuple[tuple[int, int, int] | None, ...]
+
+class _Crashed(Exception):
+    """Internal: a request raised an unexpected exception inside the transaction."""
+
+    def __init__(self, job: MemoryJob) -> None:
+        super().__init__(job.op)
+        self.job = job
 
 
 class Closed(Exception):
@@ -196,7 +205,6 @@ class _Tracked:
     memory: Memory | None = None  # parsed from exactly what is on disk
     signature: Signature | None = None
     hashes: dict[str, str | None] = field(default_factory=dict)
-    texts: dict[str, str | None] = field(default_factory=dict)
 
 
 def _change_marker(memory: Memory) -> tuple[object, ...]:
@@ -372,12 +380,15 @@ class Writer:
             tracked.memory = None
             self.cache.read_failed(project, reason)
 
-    def _load(self, project: Path, tracked: _Tracked, *, reuse: bool) -> Memory:
+    def _load(
+        self, project: Path, tracked: _Tracked, *, reuse: bool, basis: Signature | None = None
+    ) -> Memory:
         """The parsed Memory of ``project``: the tracked one if the files have not changed
         since we last read or wrote them, else a fresh parse (an external edit if the content
-        differs from what we knew)."""
+        differs from what we knew). ``basis``: the signature already taken (in a transaction)."""
         memory_dir = memory_dir_of(project)
-        signature = disk_signature(memory_dir)  # before reading: a change after it shows later
+        # Taken before reading: a change after it shows later.
+        signature = disk_signature(memory_dir) if basis is None else basis
         if reuse and tracked.memory is not None and signature == tracked.signature:
             tracked.memory.today = today()
             tracked.memory.settings = self.settings
@@ -388,7 +399,6 @@ class Writer:
         known = tracked.signature is not None
         changed = [name for name in READ_NAMES if hashes[name] != tracked.hashes.get(name)]
         tracked.memory, tracked.signature, tracked.hashes = memory, signature, hashes
-        tracked.texts = dict(texts)
         info = self.cache.info(project)
         if known and changed:
             self._external_edit(project, memory, changed, info.view if info else None)
@@ -427,39 +437,50 @@ class Writer:
         store = MemoryStore(project, settings=self.settings)
         pending = list(batch)
         started = time.monotonic()
+
+        def apply(memory: Memory) -> tuple[list[tuple[MemoryJob, Outcome]], list[dict[str, Any]]]:
+            results, records, crashed = self._run_requests(pending, memory)
+            if crashed is not None:
+                raise _Crashed(crashed)  # out of the transaction: nothing is committed
+            return results, records
+
+        def changed() -> None:
+            log.info("%s changed while a commit was prepared; applying the batch again", project)
+            tracked.memory = None
+
         try:
-            with fsio.project_lock(store.memory_dir):
-                fsio.recover(store.memory_dir)
-                changed = 0  # (reliability) commits refused: a file changed under us
-                while True:
-                    memory = self._load(project, tracked, reuse=True)
-                    results, records, crashed = self._run_requests(pending, memory)
-                    if crashed is None:
-                        written = self._commit_checked(store, tracked, memory, changed)
-                        if written is not None:
-                            break
-                        changed += 1
-                        continue
+            while True:
+                try:
+                    done = store.run(
+                        apply,
+                        load=lambda basis: self._load(project, tracked, reuse=True, basis=basis),
+                        on_changed=changed,
+                    )
+                    break
+                except _Crashed as crash:
                     # The Memory may be half-changed: drop it, re-parse, re-apply the rest.
                     self._finish(
-                        crashed,
+                        crash.job,
                         Outcome.failure(
-                            INTERNAL, f"internal error in {crashed.op}; see the daemon log"
+                            INTERNAL, f"internal error in {crash.job.op}; see the daemon log"
                         ),
                     )
-                    pending.remove(crashed)
+                    pending.remove(crash.job)
                     tracked.memory = None
                     if not pending:
                         return
-                self.stats["transactions"] += 1
-                self.stats["requests"] += len(pending)
-                if written:
-                    self.stats["commits"] += 1
-                    self._committed(tracked, written, memory)
         except Exception as exc:
             self._batch_failed(project, tracked, pending, exc)
             return
-        self.cache.publish(project, (tracked.memory or memory).view())
+        results, records = done.result
+        written = done.written
+        self.stats["transactions"] += 1
+        self.stats["requests"] += len(pending)
+        if written:
+            self.stats["commits"] += 1
+            self._committed(tracked, written, done.memory)
+        tracked.signature = done.signature
+        self.cache.publish(project, done.memory.view())
         self.journal.append(project, records)
         forgotten = self._forgotten.pop(project, None)
         if forgotten:  # forget: no copy of the text in the journal either
@@ -475,41 +496,12 @@ class Writer:
                 (time.monotonic() - started) * 1000,
             )
 
-    def _commit_checked(
-        self, store: MemoryStore, tracked: _Tracked, memory: Memory, changed: int
-    ) -> dict[str, str] | None:
-        """(reliability) Commit ``memory`` unless a file changed since it was read (someone
-        wrote without the lock, e.g. a person's editor): then nothing is renamed, None is
-        returned and the batch is applied again to a fresh read. After a commit the tracked
-        signature is that of the files written (from the temp files themselves), so an edit
-        landing right after our rename differs from it and is seen."""
-        basis = tracked.signature
-        try:
-            written = store.commit(
-                memory, unchanged=lambda: disk_signature(store.memory_dir) == basis
-            )
-        except fsio.ChangedUnderneath:
-            if changed + 1 >= CHANGED_RETRIES:
-                raise
-            log.info(
-                "%s changed while a commit was prepared; applying the batch again", store.memory_dir
-            )
-            tracked.memory = None
-            return None
-        if written and basis is not None:
-            tracked.signature = tuple(
-                store.written_signatures.get(name, old)
-                for name, old in zip(READ_NAMES, basis, strict=True)
-            )
-        return written
-
     def _committed(self, tracked: _Tracked, written: dict[str, str], memory: Memory) -> None:
-        """Track what we just wrote. ``commit`` left ``memory`` equal to the files (its
+        """Track what we just wrote. The commit left ``memory`` equal to the files (its
         ``mark_clean`` renders every committed entry into its lines), so the next transaction
         starts from it: no disk read, no parse."""
         ours = {name: text for name, text in written.items() if name in READ_NAMES}
         tracked.hashes.update({name: content_hash(text) for name, text in ours.items()})
-        tracked.texts.update(ours)
         tracked.memory = memory
 
     def _run_requests(
@@ -577,7 +569,7 @@ class Writer:
         for job in pending:
             self._finish(job, Outcome.failure(INTERNAL, message))
         # Forget what we thought was on disk and read it again, lock-free.
-        tracked.memory, tracked.signature, tracked.hashes, tracked.texts = None, None, {}, {}
+        tracked.memory, tracked.signature, tracked.hashes = None, None, {}
         with contextlib.suppress(Exception):
             self.attach(project)
 

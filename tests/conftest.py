@@ -28,7 +28,7 @@ from maestrod_testkit import (
     wait_ready,
 )
 
-from maestro_memory.daemon import paths as daemon_paths
+from maestro_memory.common import paths as daemon_paths
 
 
 @pytest.fixture

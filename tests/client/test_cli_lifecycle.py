@@ -15,7 +15,7 @@ from maestroctl_runner import Cli
 
 from maestro_memory.client import Client
 from maestro_memory.client._liveness import lock_is_held
-from maestro_memory.daemon import paths
+from maestro_memory.common import paths
 
 
 def alive(pid: int) -> bool:

@@ -29,7 +29,7 @@ from maestro_memory.client import (
     RequestError,
 )
 from maestro_memory.client._client import MEMORY_OP_NAMES
-from maestro_memory.daemon import ops, paths, protocol
+from maestro_memory.common import ops, paths, protocol
 
 # reply(frame_dict) -> list of raw reply payloads to send back (possibly none)
 Responder = Callable[[dict[str, Any]], list[bytes]]

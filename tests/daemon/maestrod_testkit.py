@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import zmq
 
-from maestro_memory.daemon import paths as daemon_paths
+from maestro_memory.common import paths as daemon_paths
 
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0

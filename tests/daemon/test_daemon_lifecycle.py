@@ -16,7 +16,7 @@ import pytest
 import zmq
 from maestrod_testkit import DaemonFactory, DaemonHandle, spawn_daemon, wait_for
 
-from maestro_memory.daemon import paths as daemon_paths
+from maestro_memory.common import paths as daemon_paths
 
 
 def run_refused(home: Path, timeout: float = 20.0) -> tuple[int, str]:

@@ -1,8 +1,8 @@
 """Helpers for the integration tests: the real command line, and git repositories to merge in.
 
-``maestroctl_cmd()`` is ``maestroctl`` once its integration subcommands are wired in, and
-``python -m maestro_memory.client.cli_integrations`` (the same code, its own small parser) until
-then. Every git command runs with the user's global and system configuration shut out.
+``maestroctl_cmd()`` is the ``maestroctl`` script beside the interpreter (or on PATH), else
+``python -m maestro_memory.client.cli`` (the same code). Every git command runs with the
+user's global and system configuration shut out.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-MODULE_CMD = [sys.executable, "-m", "maestro_memory.client.cli_integrations"]
+MODULE_CMD = [sys.executable, "-m", "maestro_memory.client.cli"]
 
 
 @functools.cache

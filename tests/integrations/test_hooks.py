@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import zmq
 
+from maestro_memory.common import paths as daemon_paths
 from maestro_memory.core import MemoryStore
-from maestro_memory.daemon import paths as daemon_paths
 
 from .support import run_cli
 

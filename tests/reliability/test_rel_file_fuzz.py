@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 from maestrod_testkit import DaemonHandle, spawn_daemon, wait_ready
 from reliability_kit import LONG, disk_entry_view, entry_view
 
+from maestro_memory.common import paths as daemon_paths
 from maestro_memory.core import MemoryStore, markdown
 from maestro_memory.core.markdown import parse, split_lines
-from maestro_memory.daemon import paths as daemon_paths
 
 HEADINGS = [
     "# Semantic Memory",

@@ -15,7 +15,7 @@ from maestrod_testkit import DaemonFactory, DaemonHandle, raw_request, wait_for
 from reliability_kit import LONG, WorkerPool, disk_state
 
 from maestro_memory.client import Client
-from maestro_memory.daemon import paths as daemon_paths
+from maestro_memory.common import paths as daemon_paths
 
 ROUNDS = 25 if LONG else 5
 

@@ -28,7 +28,7 @@ from maestrod_testkit import DaemonHandle
 from reliability_kit import LONG, disk_state
 from zmq.utils.monitor import recv_monitor_message
 
-from maestro_memory.daemon.protocol import ERROR_CODES, MAX_MESSAGE_BYTES
+from maestro_memory.common.protocol import ERROR_CODES, MAX_MESSAGE_BYTES
 
 FRAMES = 50_000 if LONG else 10_000
 FUZZERS = 4

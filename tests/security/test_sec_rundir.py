@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from maestrod_testkit import DaemonFactory, DaemonHandle, spawn_daemon
 
-from maestro_memory.daemon import paths as daemon_paths
+from maestro_memory.common import paths as daemon_paths
 
 
 @pytest.fixture

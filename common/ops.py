@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..core.memory import Memory, MemoryView
 from ..core.model import ForgetReport, MemoryError_, NotFoundError, RejectedError
-from ..core.store import MemoryStore
+from ..core.store import MemoryStore, session_references
 from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
@@ -157,8 +157,9 @@ def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, A
     session_id = opt_str(args, "session_id")
     memory = backend.read(project)
     result = core_errors(lambda: memory.build_context(task, query, max_tokens, session_id))
-    if session_id is not None and result.relevant:
-        backend.reinforce_later(project, list(result.relevant), session_id)
+    ids = session_references(result, session_id)
+    if session_id is not None and ids:
+        backend.reinforce_later(project, ids, session_id)
     return {
         "context": result.context,
         "tokens": result.tokens,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -97,3 +98,25 @@ def resolve(env: Mapping[str, str] | None = None) -> Paths:
         config_dir=Path(platformdirs.user_config_dir(APP, appauthor=False)),
         log_dir=Path(platformdirs.user_log_dir(APP, appauthor=False)),
     )
+
+
+def dir_problem(path: Path, info: os.stat_result) -> tuple[str, str] | None:
+    """What makes ``path`` (lstat ``info``) unsafe as one of the daemon's directories, and how
+    to fix it; None when it is safe. The one rule, shared by maestrod (which refuses to start)
+    and ``maestroctl doctor`` (which reports it): a real directory (no symlink), owned by this
+    user, writable by no one else. Readable by others (0755) is accepted: the socket in it is
+    0700 and the daemon checks each peer's uid, so reading the names inside gives nothing."""
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a directory (or is a symlink)", f"remove or rename {path}"
+    uid = os.getuid()
+    if info.st_uid != uid:
+        return (
+            f"{path} is owned by uid {info.st_uid}, not by this user (uid {uid})",
+            f"remove it (as its owner) or fix it: chown {uid} {path}",
+        )
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (
+            f"{path} is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o})",
+            f"chmod 700 {path}",
+        )
+    return None

@@ -1,5 +1,4 @@
-"""``maestroctl forget`` and the doctor's secret scan (issue 11), kept apart from
-``_commands.py`` so they move as one piece. Registered by importing this module."""
+"""``maestroctl forget`` and the doctor's secret scan (issue 11)."""
 
 from __future__ import annotations
 
@@ -8,12 +7,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from . import _output as out
-from ._commands import Context, Outcome, UsageProblem, command, memory_outcome
-from .errors import MaestroError
+from .. import _output as out
+from ..errors import MaestroError
+from .base import Context, Outcome, UsageProblem, command, memory_outcome
 
 if TYPE_CHECKING:
-    from ._commands import _Doctor
+    from .doctor import _Doctor
 
 GIT_HISTORY_HELP = (
     "if the files were committed, the value is still in git history: rewrite it with "
@@ -98,9 +97,9 @@ def cmd_forget(ctx: Context, ns: argparse.Namespace) -> Outcome:
 def scan_memory_files(project: str) -> list[dict[str, Any]]:
     """Secrets already in the memory files (written before the screen, or by hand): where
     they are and of which kind, never their value."""
-    from ..core.memory import FILES
-    from ..core.secrets import find_secrets
-    from ..core.store import MemoryStore
+    from ...core.memory import FILES
+    from ...core.secrets import find_secrets
+    from ...core.store import MemoryStore
 
     store = MemoryStore(project)
     memory = store.read()

@@ -43,25 +43,52 @@ ERROR_CODES: tuple[str, ...] = (
     SHUTTING_DOWN,
 )
 
-# Ops that change nothing, or whose repetition changes nothing more: safe for a client to retry.
-IDEMPOTENT_OPS: frozenset[str] = frozenset(
-    {
-        "hello",
-        "ping",
-        "status",
-        "projects",
-        "register",
-        "unregister",
-        "initialize",
-        "build_context",
-        "entries",
-        "log",
-    }
+
+@dataclass(frozen=True)
+class OpFacts:
+    """What every part needs to know about one op, spelled once: the daemon's registry, its
+    scope check and its writer routing, and the client's retry and direct-mode decisions all
+    derive from ``OPS``."""
+
+    name: str
+    scoped: bool  # needs a (registered) project
+    retry: bool  # repeating it changes nothing more: safe for a client to send again
+    kind: str  # "read": answered on the main thread; "write": runs on the writer; "control"
+    memory: bool = False  # a memory op (``ops.MEMORY_OPS``): runs in direct mode too
+
+
+def _facts(*rows: tuple[str, bool, bool, str, bool]) -> dict[str, OpFacts]:
+    return {row[0]: OpFacts(*row) for row in rows}
+
+
+# fmt: off
+OPS: dict[str, OpFacts] = _facts(
+    # name             scoped retry  kind       memory
+    ("hello",          False, True,  "read",    False),
+    ("ping",           False, True,  "read",    False),
+    ("status",         False, True,  "read",    False),
+    ("projects",       False, True,  "read",    False),
+    ("register",       False, True,  "write",   False),
+    ("unregister",     True,  True,  "write",   False),
+    ("shutdown",       False, False, "control", False),
+    ("log",            True,  True,  "read",    False),
+    ("initialize",     True,  True,  "write",   True),  # per session id: see the client
+    ("build_context",  True,  True,  "read",    True),
+    ("entries",        True,  True,  "read",    True),
+    ("save_semantic",  True,  False, "write",   True),
+    ("save_episodic",  True,  False, "write",   True),
+    ("detect_signals", True,  False, "write",   True),
+    ("reinforce",      True,  False, "write",   True),
+    ("maintenance",    True,  False, "write",   True),
+    ("forget",         True,  False, "write",   True),  # a repeat is not_found: no retry
 )
-# Ops that need no project.
-GLOBAL_OPS: frozenset[str] = frozenset(
-    {"hello", "ping", "status", "register", "projects", "shutdown"}
-)
+# fmt: on
+
+# Derived views of ``OPS``.
+IDEMPOTENT_OPS: frozenset[str] = frozenset(n for n, f in OPS.items() if f.retry)
+GLOBAL_OPS: frozenset[str] = frozenset(n for n, f in OPS.items() if not f.scoped)
+MEMORY_OP_NAMES: frozenset[str] = frozenset(n for n, f in OPS.items() if f.memory)
+READ_OPS: frozenset[str] = frozenset(n for n, f in OPS.items() if f.kind == "read")
 
 
 class OpError(Exception):

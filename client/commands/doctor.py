@@ -1,0 +1,294 @@
+"""``doctor``: the checks, each a finding with a fix."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...common import layout
+from .. import _output as out
+from ..errors import DaemonTimeout, MaestroError
+from .base import (
+    EXIT_ERROR,
+    EXIT_OK,
+    Context,
+    Outcome,
+    _dict,
+    command,
+)
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # "ok" | "warn" | "fail"
+    detail: str
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+
+
+@dataclass
+class _Doctor:
+    ctx: Context
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, name: str, status: str, detail: str, fix: str = "") -> None:
+        self.checks.append(Check(name, status, detail, fix))
+
+    def directories(self) -> None:
+        p = self.ctx.paths
+        from ...common.paths import dir_problem
+
+        for label, path in (
+            ("runtime dir", p.runtime_dir),
+            ("state dir", p.state_dir),
+            ("config dir", p.config_dir),
+            ("log dir", p.log_dir),
+        ):
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                self.add(label, "ok", f"{path} does not exist yet (maestrod creates it)")
+                continue
+            except OSError as exc:
+                self.add(
+                    label,
+                    "fail",
+                    f"{path}: {exc.strerror}",
+                    f"check the permissions of {path.parent}",
+                )
+                continue
+            problem = dir_problem(path, st)
+            if problem is not None:
+                what, fix = problem
+                self.add(label, "fail", f"{what}; maestrod refuses to start", fix)
+            elif not os.access(path, os.W_OK | os.X_OK):
+                self.add(label, "fail", f"{path} is not writable by you", f"chmod u+rwx {path}")
+            else:
+                self.add(label, "ok", str(path))
+        if p.socket_path.parent != p.runtime_dir:
+            self.add(
+                "socket",
+                "ok",
+                f"{p.socket_path} (the runtime dir path is too long for a "
+                "Unix socket, so the short fallback is used)",
+            )
+
+    def executable(self) -> None:
+        from .._service import find_maestrod
+
+        found = find_maestrod()
+        if found is None:
+            self.add(
+                "maestrod",
+                "fail",
+                f"no maestrod beside {sys.executable} or on PATH",
+                "reinstall: pip install maestro-memory",
+            )
+        else:
+            self.add("maestrod", "ok", str(found))
+
+    def daemon(self) -> dict[str, Any] | None:
+        client = self.ctx.client()
+        if not client.daemon_running():
+            self.add(
+                "daemon",
+                "warn",
+                "not running: memory commands use the files directly",
+                "maestroctl start",
+            )
+            return None
+        try:
+            st = client.status()
+        except DaemonTimeout as exc:
+            self.add("daemon", "fail", exc.message, "maestroctl restart")
+            return None
+        self.add("daemon", "ok", f"running (pid {_dict(st.get('process')).get('pid', '?')})")
+        return st
+
+    def service(self) -> None:
+        from .._service import find_maestrod, manager_for
+
+        manager = manager_for()
+        target = manager.service_file
+        if not target.exists():
+            self.add(
+                "service",
+                "warn",
+                f"not installed ({target} does not exist): maestrod will not start at login",
+                "maestroctl service install",
+            )
+            return
+        runs = manager.installed_maestrod()
+        current = find_maestrod()
+        if not runs or not os.path.isabs(runs) or not os.access(runs, os.X_OK):
+            self.add(
+                "service",
+                "fail",
+                f"{target} runs {runs or 'nothing'}, which is not an executable file",
+                "maestroctl service install",
+            )
+        elif current is not None and runs != str(current):
+            self.add(
+                "service",
+                "warn",
+                f"{target} runs {runs}, not this installation's {current}",
+                "maestroctl service install (to use this one)",
+            )
+        elif not manager.serves_this_home():
+            self.add(
+                "service",
+                "warn",
+                f"{target} serves MAESTRO_HOME="
+                f"{manager.installed_home() or '(default)'}, not this shell's",
+                "unset MAESTRO_HOME, or re-run maestroctl service install with it set",
+            )
+        else:
+            self.add("service", "ok", f"installed: {target}")
+
+    def watcher_limits(self, st: dict[str, Any] | None) -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        base = "/proc/sys/fs/inotify/"
+        values: dict[str, int] = {}
+        for name in ("max_user_watches", "max_user_instances"):
+            try:
+                with open(base + name) as fh:
+                    values[name] = int(fh.read().strip())
+            except (OSError, ValueError):
+                pass
+        if not values:
+            self.add(
+                "inotify",
+                "warn",
+                "cannot read /proc/sys/fs/inotify limits",
+                "the daemon falls back to polling if watches run out",
+            )
+            return
+        fix = (
+            "sudo sysctl -w fs.inotify.max_user_watches=524288 "
+            "fs.inotify.max_user_instances=512 (and add them to /etc/sysctl.d/ to keep them)"
+        )
+        polling = [
+            path
+            for path, p in _dict((st or {}).get("projects")).items()
+            if "poll" in str(_dict(p).get("watcher", "")).lower()
+        ]
+        detail = ", ".join(f"{k} = {v}" for k, v in values.items())
+        if polling:
+            self.add(
+                "inotify",
+                "fail",
+                f"{detail}; watcher limit hit, polling for {', '.join(polling)}",
+                fix,
+            )
+        elif (
+            values.get("max_user_watches", 1 << 20) < 8192
+            or values.get("max_user_instances", 1 << 20) < 128
+        ):
+            self.add("inotify", "warn", f"{detail}: low; file changes may be noticed late", fix)
+        else:
+            self.add("inotify", "ok", detail)
+
+    def projects(self, st: dict[str, Any] | None) -> None:
+        if st is None:
+            self.add(
+                "projects",
+                "warn",
+                "not checked: maestrod holds the list of registered projects and is not running",
+                "maestroctl start",
+            )
+            return
+        listed = [_dict(p) for p in self.ctx.client().projects().get("projects") or []]
+        missing = 0
+        for item in listed:
+            path = str(item.get("path"))
+            if not item.get("exists", os.path.isdir(path)):
+                missing += 1
+                self.add(
+                    "project",
+                    "fail",
+                    f"{path} is registered but does not exist",
+                    f"maestroctl unregister {path}",
+                )
+            elif not item.get("memory_dir_exists", layout.memory_dir(path).is_dir()):
+                missing += 1
+                self.add(
+                    "project",
+                    "fail",
+                    f"{path} has no .maestro/memory directory",
+                    f"maestroctl init -C {path} (to start it afresh), or "
+                    f"maestroctl unregister {path}",
+                )
+        if not missing:
+            self.add(
+                "projects",
+                "ok",
+                f"{out.plural(len(listed), 'registered project')}, all with a memory directory",
+            )
+
+    def current_project(self) -> None:
+        memory_dir = str(layout.memory_dir(self.ctx.project))
+        if not os.path.isdir(memory_dir):
+            return
+        try:
+            problems = self.ctx.client().entries().get("problems") or {}
+        except MaestroError as exc:
+            self.add("memory files", "fail", f"{self.ctx.project}: {exc.message}")
+            return
+        for name, items in problems.items():
+            for item in items:
+                self.add(
+                    "memory files",
+                    "warn",
+                    f"{memory_dir}/{name}: {item}",
+                    "edit the file by hand; the line is kept as it is until then",
+                )
+        if not problems:
+            self.add("memory files", "ok", f"{memory_dir} parses cleanly")
+        from ..gitmerge import git_setup_missing
+
+        warning = git_setup_missing(self.ctx.project)
+        if warning:
+            self.add(
+                "git merge driver", "warn", warning, f"maestroctl git-setup -C {self.ctx.project}"
+            )
+
+
+@command(
+    "doctor",
+    "check paths, permissions, the service, watcher limits and projects",
+    description="Check paths, permissions, the service, the inotify limits and the "
+    "registered projects, and say how to fix each problem. Exits 1 if any "
+    "check fails.",
+)
+def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    doctor = _Doctor(ctx)
+    doctor.executable()
+    doctor.directories()
+    st = doctor.daemon()
+    doctor.service()
+    doctor.watcher_limits(st)
+    doctor.projects(st)
+    doctor.current_project()
+    from .privacy import doctor_privacy
+
+    doctor_privacy(doctor)
+    failed = [c for c in doctor.checks if c.status == "fail"]
+    words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+    lines = []
+    for c in doctor.checks:
+        lines.append(f"{words[c.status]}  {c.name}: {c.detail}")
+        if c.fix and c.status != "ok":
+            lines.append(f"      fix: {c.fix}")
+    lines.append("")
+    lines.append(f"{out.plural(len(failed), 'problem')} found." if failed else "No problems found.")
+    result = {"healthy": not failed, "checks": [c.to_dict() for c in doctor.checks]}
+    return Outcome(
+        result, "\n".join(lines), exit_code=EXIT_ERROR if failed else EXIT_OK, project=ctx.project
+    )

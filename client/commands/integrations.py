@@ -1,0 +1,117 @@
+"""Connecting the memory to other tools: ``integrate claude``, ``mcp``, ``merge-driver``,
+``git-setup``. The modules behind them load only when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..errors import MaestroError
+from .base import Context, Outcome, command
+
+MCP_INSTALL_HINT = (
+    "maestroctl mcp needs the MCP Python SDK, an optional extra: pip install 'maestro-memory[mcp]'"
+)
+
+
+def _project_of(ctx: Context) -> Path | None:
+    """The -C project as given (these commands resolve it themselves)."""
+    return None if ctx.project_arg is None else Path(ctx.project_arg)
+
+
+def _integrate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", choices=["claude"])
+    p.add_argument("--scope", choices=["project", "user"], default="project")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the settings that would be written; write nothing",
+    )
+    p.add_argument("--remove", action="store_true", help="take out only Maestro's own hooks")
+
+
+@command(
+    "integrate",
+    "add Maestro Memory's hooks to Claude Code's settings",
+    _integrate_args,
+    description="Add the session-start, user-prompt and session-end hooks to "
+    ".claude/settings.json (or ~/.claude/settings.json with --scope user). "
+    "Other tools' hooks and settings are kept; running it again adds nothing.",
+)
+def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    from ..claude_settings import IntegrationError, integrate_claude
+
+    try:
+        report = integrate_claude(
+            scope=ns.scope, project=_project_of(ctx), dry_run=ns.dry_run, remove=ns.remove
+        )
+    except IntegrationError as exc:
+        raise MaestroError(f"integrate: {exc}") from exc
+    return Outcome({"agent": ns.agent, "scope": ns.scope, "report": report}, report)
+
+
+@command(
+    "mcp",
+    "serve the project's memory to MCP clients over stdio",
+    description=f"An MCP server over stdio. {MCP_INSTALL_HINT}.",
+)
+def cmd_mcp(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    try:
+        from ..mcp_server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise MaestroError(MCP_INSTALL_HINT) from exc
+    return Outcome.already_printed(serve(_project_of(ctx)))
+
+
+def _merge_driver_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", metavar="O", help="the common ancestor's version (%%O)")
+    p.add_argument("ours", metavar="A", help="our version; receives the result (%%A)")
+    p.add_argument("theirs", metavar="B", help="their version (%%B)")
+    p.add_argument(
+        "path", metavar="P", nargs="?", default=None, help="the file's path in the repository (%%P)"
+    )
+
+
+@command(
+    "merge-driver",
+    "git merge driver for .maestro/memory/*.md (see git-setup)",
+    _merge_driver_args,
+    description="Merge a memory file entry by entry. git runs it as "
+    "'maestroctl merge-driver %O %A %B %P'; the result is written to %A. "
+    "Exit 0 when clean, 1 when conflict markers were left.",
+)
+def cmd_merge_driver(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    from ..gitmerge import run_merge_driver
+
+    return Outcome.already_printed(run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path))
+
+
+def _git_setup_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--driver-program",
+        metavar="COMMAND",
+        default=None,
+        help="the command git runs before 'merge-driver ...' (default: the "
+        "absolute path of this maestroctl)",
+    )
+
+
+@command(
+    "git-setup",
+    "register the memory merge driver in this git clone",
+    _git_setup_args,
+    description="Configure merge.maestro-memory in the clone holding the project and add "
+    "'.maestro/memory/*.md merge=maestro-memory' to its .gitattributes.",
+)
+def cmd_git_setup(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    from ..gitmerge import GitError, git_setup
+
+    target = _project_of(ctx) or Path(os.getcwd())
+    try:
+        done = git_setup(target, program=ns.driver_program)
+    except (GitError, OSError) as exc:
+        raise MaestroError(f"git-setup: {exc}") from exc
+    return Outcome({"done": done}, "".join(line + "\n" for line in done).rstrip("\n"))

@@ -1,0 +1,47 @@
+"""The root of every error Maestro Memory raises on purpose: catch ``MaestroError``.
+
+::
+
+    MaestroError                     .code (a string), .message (for people)
+    ├── core.MemoryError_            bad input; changes nothing (also a ValueError)  bad_request
+    │   ├── core.NotFoundError       an entry id that names no entry                 not_found
+    │   └── core.RejectedError       well-formed, but the memory refuses it          rejected
+    ├── core.MemoryWriteError        the files could not be written; the previous     internal
+    │   │                            ones are intact (also an OSError)
+    │   └── core.fsio.ChangedUnderneath   a file changed under a commit (retried)
+    ├── client.DaemonUnavailable     no daemon answered (maestroctl exit 3)     daemon_unavailable
+    │   ├── client.DaemonNotRunning  nothing listens
+    │   └── client.DaemonTimeout     a daemon holds the lock but did not answer   daemon_timeout
+    ├── client.RequestError          a coded error reply; .code is the protocol's code
+    ├── client.ProtocolError         a reply that does not follow protocol v1     protocol_error
+    └── client._service.ServiceError a service manager command failed
+
+The daemon's own ``protocol.OpError`` is not one of them: it never leaves the daemon (or direct
+mode) as such; the client turns it into ``RequestError`` with the same code. Standard library
+only, so the client can import it without loading the core.
+"""
+
+from __future__ import annotations
+
+CLIENT_ERROR = "client_error"  # the default code: an error found on this side
+
+
+class MaestroError(Exception):
+    """Base of every error Maestro Memory raises on purpose."""
+
+    code: str = CLIENT_ERROR
+    _message: str | None = None
+
+    @property
+    def message(self) -> str:
+        """The message for people (an OSError's ``strerror`` when it has one)."""
+        if self._message is not None:
+            return self._message
+        strerror = getattr(self, "strerror", None)
+        if isinstance(strerror, str):
+            return strerror
+        return str(self.args[0]) if len(self.args) == 1 else Exception.__str__(self)
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self._message = value
