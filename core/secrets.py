@@ -235,6 +235,12 @@ class _Detectors:
     plugins: list[tuple[str, Callable[[str], Iterable[tuple[int, int]]]]]
 
 
+def preload() -> None:
+    """Load the library now (a long-lived process: the daemon), not inside its first write or
+    log line, where the load would delay what follows."""
+    _detectors()
+
+
 def _plugin_spans(plugin: Any) -> Callable[[str], Iterable[tuple[int, int]]]:
     """Where a regex plugin's patterns match. Not ``analyze_string``: with a capturing group it
     yields the group alone, which for ``(ghp|gho|…)_…`` is just the prefix. A group of 8+

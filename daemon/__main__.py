@@ -46,6 +46,9 @@ def setup_logging(log_path: Path, verbose: bool) -> None:
         handler.setFormatter(formatter)
         handler.addFilter(RedactingFilter())
         root.addHandler(handler)
+    from ..core.secrets import preload
+
+    preload()  # the screen's library, once, before the first request or log line
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     for noisy in ("apscheduler", "watchdog"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
