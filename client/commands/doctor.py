@@ -289,6 +289,9 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.watcher_limits(st)
     doctor.projects(st)
     doctor.current_project()
+    from .privacy import doctor_privacy
+
+    doctor_privacy(doctor)
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     lines = []
