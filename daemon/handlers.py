@@ -13,7 +13,6 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from ..common.protocol import (
     OpError,
     Request,
 )
+from ..common.version import package_version as package_version
 from ..core.memory import Memory, MemoryView
 from ..core.store import MemoryStore
 from .writer import Closed, MemoryJob, ReplyTo, TaskJob
@@ -47,13 +47,6 @@ if TYPE_CHECKING:
 
 LOG_LIMIT_DEFAULT = 50
 LOG_LIMIT_MAX = 1000
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("maestro-memory")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 @dataclass(frozen=True)

@@ -118,9 +118,21 @@ def _merge_driver_args(p: argparse.ArgumentParser) -> None:
     "Exit 0 when clean, 1 when conflict markers were left.",
 )
 def cmd_merge_driver(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ..gitmerge import run_merge_driver
+    from ..gitmerge import EXIT_ERROR, run_merge_driver
 
-    return Outcome.already_printed(run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path))
+    if not ctx.json:  # what git runs: the result in %A, notes on stderr
+        return Outcome.already_printed(run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path))
+    import contextlib
+    import io
+
+    notes = io.StringIO()
+    with contextlib.redirect_stderr(notes):
+        code = run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path)
+    lines = notes.getvalue().splitlines()
+    if code == EXIT_ERROR:
+        raise MaestroError("; ".join(lines) or "merge-driver failed")
+    result = {"clean": code == 0, "result_file": ns.ours, "notes": lines}
+    return Outcome(result, "\n".join(lines), exit_code=code)
 
 
 def _git_setup_args(p: argparse.ArgumentParser) -> None:
