@@ -33,6 +33,8 @@ from ..common.protocol import (
 from ..common.version import package_version as package_version
 from ..core.memory import Memory, MemoryView
 from ..core.store import MemoryStore
+from .logsetup import DESTINATION, ORIGIN, RECENT
+from .sdnotify import notify_serving
 from .writer import Closed, MemoryJob, ReplyTo, TaskJob
 
 if TYPE_CHECKING:
@@ -207,6 +209,8 @@ def op_register(call: Call) -> dict[str, Any] | None:
 
     def register() -> dict[str, Any]:
         added = svc.registry.add(project)
+        if added:
+            notify_serving(len(svc.registry.projects()))
         if added or svc.cache.info(project) is None:
             svc.writer.attach(project)
             svc.watcher.watch(project)
@@ -228,6 +232,8 @@ def op_unregister(call: Call) -> dict[str, Any] | None:
 
     def unregister() -> dict[str, Any]:
         removed = svc.registry.remove(project)
+        if removed:
+            notify_serving(len(svc.registry.projects()))
         svc.watcher.unwatch(project)
         svc.writer.detach(project)
         return {"path": str(project), "removed": removed}
@@ -293,7 +299,19 @@ def op_status(call: Call) -> dict[str, Any]:
         "maintenance": svc.scheduler.describe(),
         "projects": projects,
         "stopping": svc.stopping(),
+        "started": {
+            "at": _iso(svc.started_at),
+            "by": ORIGIN.get("how", "unknown"),
+            "detail": ORIGIN.get("detail", ""),
+        },
+        "log": {**DESTINATION, "recent_errors": list(RECENT.lines)},
     }
+
+
+def _iso(epoch: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="seconds")
 
 
 def _open_files(proc: psutil.Process) -> int:
