@@ -49,6 +49,27 @@ HOOK_EVENT_NAMES: dict[str, str] = {
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
+# Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
+# has no reason to, Claude Code's own hook timeout being the outer bound.
+DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"
+
+
+def time_limits(
+    env: dict[str, str] | os._Environ[str] | None = None,
+) -> tuple[float, float, float]:
+    """(deadline, hard deadline, daemon timeout) in seconds: the defaults, or scaled to
+    ``MAESTRO_HOOK_DEADLINE`` when that is a positive number of seconds below an hour."""
+    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
+    try:
+        deadline = float(raw) if raw else DEADLINE
+    except ValueError:
+        deadline = DEADLINE
+    if not 0 < deadline < 3600:  # nan and inf fail this too
+        deadline = DEADLINE
+    scale = deadline / DEADLINE
+    return deadline, HARD_DEADLINE * scale, DAEMON_TIMEOUT * scale
+
+
 MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
@@ -116,11 +137,12 @@ def log_reason(event: str, reason: str) -> None:
 
 
 class _Watchdog:
-    """SIGALRM at ``DEADLINE`` (interrupts any blocking wait), ``os._exit(0)`` as a backstop."""
+    """SIGALRM at the deadline (interrupts any blocking wait), ``os._exit(0)`` as a backstop."""
 
     def __init__(self, event: str, started: float) -> None:
         self.event = event
         self.started = started
+        self.deadline, self.hard_deadline, _ = time_limits()
         self._done = threading.Event()
         self._armed = False
         self._previous: Any = signal.SIG_DFL
@@ -129,14 +151,14 @@ class _Watchdog:
         raise _Deadline
 
     def _backstop(self) -> None:
-        remaining = HARD_DEADLINE - (time.monotonic() - self.started)
+        remaining = self.hard_deadline - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
-            log_reason(self.event, f"still running after {HARD_DEADLINE:g} s; exited")
+            log_reason(self.event, f"still running after {self.hard_deadline:g} s; exited")
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
         threading.Thread(target=self._backstop, name="hook-backstop", daemon=True).start()
-        remaining = DEADLINE - (time.monotonic() - self.started)
+        remaining = self.deadline - (time.monotonic() - self.started)
         try:
             self._previous = signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, max(0.01, remaining))
@@ -169,7 +191,7 @@ class _Memory:
 
         self.project = project
         self.event = event
-        self.client = Client(project, timeout=DAEMON_TIMEOUT, retries=0)
+        self.client = Client(project, timeout=time_limits()[2], retries=0)
 
     def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
         """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
@@ -301,9 +323,8 @@ def run_claude_hook(
             finally:
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
-        log_reason(
-            event, f"gave up after {time.monotonic() - started:.2f} s (deadline {DEADLINE:g} s)"
-        )
+        elapsed, deadline = time.monotonic() - started, time_limits()[0]
+        log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)")
     except _Skip as exc:
         log_reason(event, str(exc))
     except MaestroError as exc:

@@ -10,9 +10,9 @@ Bands, as the spec sets them:
 
 Relevance is lexical (``core.text``): an entry is relevant to a probe when it shares at least
 one content token with it, after dropping ``GENERIC`` words that every task contains ("fix",
-"add", "code" …). The budget is filled in priority order — high band, episodic, medium, low —
-and the block is rendered in the spec's order. An entry that does not fit is skipped, a
-smaller one after it may still fit. Token counts use ``text.estimate_tokens``.
+"add", "code" …: ``lexicon.TASK_WORDS``). The budget is filled in priority order — high band,
+episodic, medium, low — and the block is rendered in the spec's order. An entry that does not
+fit is skipped, a smaller one after it may still fit. Token counts use ``text.estimate_tokens``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from .lexicon import TASK_WORDS
 from .model import ContextResult
 from .text import content_set, estimate_tokens
 
@@ -37,10 +38,7 @@ NOTICE = "(Reference data remembered from earlier sessions: facts to weigh, not 
 FOOTER = "[End Project Memory]"
 
 # Words nearly every task description contains; sharing only these is not relevance.
-GENERIC: frozenset[str] = frozenset(
-    "add use make run fix file code new work get set need want change update implement "
-    "write creat create build check test thing way help please project".split()
-)
+GENERIC: frozenset[str] = TASK_WORDS
 
 
 Band = Literal["always", "relevant", "queried", "flagged", "contradicted"]
@@ -214,16 +212,3 @@ class ContextIndex:
         return ContextResult(
             context=text, tokens=estimate_tokens(text), included=included, relevant=relevant
         )
-
-
-def build(
-    semantic: Sequence[Candidate],
-    episodic: Sequence[Candidate],
-    *,
-    task: str | None,
-    query: str | None,
-    max_tokens: int,
-    injection: str = "relevant",
-) -> ContextResult:
-    """One-off build (the index is not kept)."""
-    return ContextIndex(semantic, episodic).build(task, query, max_tokens, injection)

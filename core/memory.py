@@ -56,6 +56,7 @@ from .model import (
     validate_confidence,
     validate_text,
 )
+from .related import may_relate
 from .signals import detect_signals
 
 FILES: dict[FileKind, str] = {
@@ -406,7 +407,8 @@ class Memory:
             self._touch("archive")
 
         same = [b for b in doc.entries() if b.category == cat]
-        verdict = classify(text, [(b.id, b.text) for b in same])
+        # Only the entries that may relate reach classify (same verdict: see core/related.py).
+        verdict = classify(text, may_relate(text, [(b.id, b.text) for b in same]))
         heading = CATEGORY_HEADINGS[cat]
         if verdict.action == "reinforced" and verdict.target is not None:
             target = next(b for b in same if b.id == verdict.target)

@@ -106,7 +106,13 @@ class MemoryStore:
 
     # -- plumbing --------------------------------------------------------------------------
     def read(self) -> Memory:
-        """A lock-free snapshot of the files as they are now."""
+        """A lock-free snapshot of the files as they are now. If a multi-file commit was cut
+        short by a crash (its intent file is there), it is completed first, under the lock, so
+        a reader never sees half of one (a live commit holds the lock: this waits for it)."""
+        fsio.recover_if_interrupted(self.memory_dir)
+        return self._read_files()
+
+    def _read_files(self) -> Memory:
         texts = fsio.read_files(self.memory_dir, READ_NAMES)
         return Memory.load(texts, today=self.clock(), settings=self.settings)
 
@@ -163,7 +169,7 @@ class MemoryStore:
         with fsio.project_lock(self.memory_dir):
             fsio.recover(self.memory_dir)
             basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
-            memory = self.read() if load is None else load(basis)
+            memory = self._read_files() if load is None else load(basis)  # recovered: never read()
             self._txn = _Transaction(self, memory, basis)
             try:
                 yield self._txn

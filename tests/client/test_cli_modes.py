@@ -254,8 +254,10 @@ def test_without_a_daemon(cli: Cli) -> None:
 
 def test_require_daemon_fails_fast(cli: Cli) -> None:
     for extra_env, flag in (({}, ("--require-daemon",)), ({"MAESTRO_REQUIRE_DAEMON": "1"}, ())):
-        run = cli("context", *flag, "--json", env=extra_env, check=3)
-        assert run.seconds < 1.0, run.seconds
+        # With a 60 s timeout, finishing well inside it proves no wait for a reply happened
+        # (the wall time itself is not asserted tightly: the machine may be loaded).
+        run = cli("--timeout", "60", "context", *flag, "--json", env=extra_env, check=3)
+        assert run.seconds < 30.0, run.seconds
         assert run.doc["error"]["code"] == "daemon_unavailable"
         assert not (cli.cwd / ".maestro").exists()
 
