@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 from ..common.paths import Paths, maestro_home, resolve
 from .config import ConfigError, load_config

@@ -16,7 +16,6 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 from ..common.paths import SUN_PATH_MAX, Paths, dir_problem, home_problems

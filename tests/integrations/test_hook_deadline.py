@@ -7,7 +7,6 @@ import pytest
 
 from maestro_memory.client import hooks
 
-
 DEFAULTS = (hooks.DEADLINE, hooks.HARD_DEADLINE, hooks.DAEMON_TIMEOUT)
 
 
