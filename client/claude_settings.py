@@ -6,7 +6,8 @@ settings: ``.claude/settings.json`` (``--scope project``, committed, shared by t
 Other tools' hooks and settings are kept byte for byte where possible (the file's own indent
 is reused); running it twice adds nothing. The hooks themselves run ``maestroctl hook claude
 <event>`` (``hooks.py``, the runtime), wrapped so that they always exit 0 (Claude Code runs a
-hook's command with a POSIX shell; the wrapper is plain ``sh``):
+hook's command with ``/bin/sh -c`` whatever ``$SHELL`` is -- seen with 2.1.332, where /bin/sh
+was dash -- so the wrapper is plain POSIX ``sh``):
 
 * **project** scope names no path of this machine: ``command -v maestroctl >/dev/null 2>&1 &&
   maestroctl hook claude <event> || true``. A teammate without maestroctl on PATH gets exit 0
@@ -224,12 +225,34 @@ def integrate_claude(
     if remove:
         return f"removed Maestro Memory's hooks from {path}"
     report = f"added Maestro Memory's hooks to {path}"
+    if scope == "local" and _git_tracks(path):
+        report += (
+            f"\nnote: git does not ignore {path.name}; it names this machine's maestroctl, so "
+            "add '.claude/settings.local.json' to .gitignore"
+        )
     if scope == "project" and not (path.parent.parent / layout.MAESTRO_DIR).is_dir():
         report += (
             f"\nnote: {path.parent.parent} has no .maestro/ yet; the hooks stay silent "
             "until it exists (mkdir it, or save a first memory with maestroctl)"
         )
     return report
+
+
+def _git_tracks(path: Path) -> bool:
+    """Whether ``path`` is in a git work tree and not ignored there (False when unsure)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "check-ignore", "-q", str(path)],
+            cwd=path.parent,
+            capture_output=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 1  # 0: ignored; 128: not a work tree
 
 
 def _write_atomic(path: Path, text: str) -> None:

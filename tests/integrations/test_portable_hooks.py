@@ -1,8 +1,9 @@
 """Portable hooks: the project-scope settings a team commits name no path of one machine.
 
-A teammate's clone runs each hook command through ``sh -c`` (Claude Code runs hook commands with
-a POSIX shell) with three PATHs: no maestroctl at all, a maestroctl that fails, and the real one.
-Every run exits 0; without maestroctl nothing is printed.
+A teammate's clone runs each hook command through ``sh -c`` (Claude Code runs hook commands
+with ``/bin/sh -c`` whatever ``$SHELL`` is, seen with 2.1.332) with three PATHs: no maestroctl
+at all, a maestroctl that fails, and the real one. Every run exits 0; without maestroctl
+nothing is printed.
 """
 
 from __future__ import annotations
@@ -161,3 +162,12 @@ def test_a_local_hook_whose_maestroctl_is_gone_exits_0(
         gone = gone.replace("&& /", f"&& {tmp_path}/gone/", 1)
         done = run_hook(gone, project, system_dirs(), env_home)
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b""), done
+
+
+def test_local_scope_in_a_git_clone_asks_for_gitignore(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    report = integrate(project, "--scope", "local")
+    assert "add '.claude/settings.local.json' to .gitignore" in report
+    integrate(project, "--scope", "local", "--remove")
+    (project / ".gitignore").write_text(".claude/settings.local.json\n")
+    assert "gitignore" not in integrate(project, "--scope", "local")
