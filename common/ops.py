@@ -254,6 +254,7 @@ def op_entries(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
 
 SEARCH_LIMIT_DEFAULT = 20
 SEARCH_LIMIT_MAX = 1000
+SEARCH_QUERY_MAX = 4000  # characters: each word becomes a term of the FTS5 query
 
 
 @memory_op("search", "query", "sector", "limit")
@@ -263,6 +264,10 @@ def op_search(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     from ..core.search import search
 
     query = req_str(args, "query")
+    if len(query) > SEARCH_QUERY_MAX:
+        raise OpError(
+            BAD_REQUEST, f"'query' is {len(query)} characters; at most {SEARCH_QUERY_MAX}"
+        )
     sector = opt_str(args, "sector")
     if sector not in (None, "semantic", "episodic", "archive"):
         raise OpError(BAD_REQUEST, "'sector' must be 'semantic', 'episodic' or 'archive'")

@@ -184,3 +184,12 @@ def test_maestroctl_script_reports_the_package_version() -> None:
     out = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == f"maestroctl {version('maestro-memory')}"
     assert os.path.basename(script) == "maestroctl"
+
+
+def test_search_refuses_a_huge_query(project: Path) -> None:
+    from maestro_memory.common.protocol import OpError
+
+    seed(project)
+    with pytest.raises(OpError) as refused:
+        dispatch_memory_op(DirectBackend(), "search", project.resolve(), {"query": "tests " * 1000})
+    assert refused.value.code == "bad_request" and "at most 4000" in refused.value.message

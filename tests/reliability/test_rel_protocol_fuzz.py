@@ -48,6 +48,7 @@ KNOWN_OPS = (
     "reinforce",
     "maintenance",
     "entries",
+    "search",
     "log",
     "shutdown",
 )
