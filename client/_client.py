@@ -286,6 +286,18 @@ class Client:
     ) -> EntriesReply:
         return cast(EntriesReply, self.call("entries", _drop_none(sector=sector), project=project))
 
+    def search(
+        self,
+        query: str,
+        limit: int | None = None,
+        sector: str | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """Entries matching ``query``, best first: ``{"query", "results": [Entry + score]}``."""
+        args = _drop_none(query=query, limit=limit, sector=sector)
+        return self.call("search", args, project=project)
+
     def log(
         self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
     ) -> LogReply:

@@ -297,6 +297,43 @@ def op_forget(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     return core_errors(lambda: backend.write(project, "forget", apply)).to_dict()
 
 
+SEARCH_LIMIT_DEFAULT = 20
+SEARCH_LIMIT_MAX = 1000
+SEARCH_QUERY_MAX = 4000  # characters: each word becomes a term of the FTS5 query
+
+
+@memory_op("search", "query", "sector", "limit")
+def op_search(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    """The entries matching ``query``, best first (``core.search``: FTS5 BM25, the one ranking
+    the CLI, the MCP ``search`` tool and the ui share)."""
+    from ..core.search import search
+
+    query = req_str(args, "query")
+    if len(query) > SEARCH_QUERY_MAX:
+        raise OpError(
+            BAD_REQUEST, f"'query' is {len(query)} characters; at most {SEARCH_QUERY_MAX}"
+        )
+    sector = opt_str(args, "sector")
+    if sector not in (None, "semantic", "episodic", "archive"):
+        raise OpError(BAD_REQUEST, "'sector' must be 'semantic', 'episodic' or 'archive'")
+    limit = opt_int(args, "limit", SEARCH_LIMIT_DEFAULT)
+    if not 0 <= limit <= SEARCH_LIMIT_MAX:
+        raise OpError(BAD_REQUEST, f"'limit' must be 0 to {SEARCH_LIMIT_MAX}, got {limit}")
+    memory = backend.read(project)
+    entries = []
+    if sector in (None, "semantic"):
+        entries += memory.semantic_entries()
+    if sector in (None, "episodic"):
+        entries += memory.episodic_entries()
+    if sector == "archive":
+        entries += memory.archived_entries()
+    found = search(entries, query, limit=limit)
+    return {
+        "query": query,
+        "results": [{**e.to_dict(), "score": score} for e, score in found],
+    }
+
+
 def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> dict[str, Any]:
     spec = MEMORY_OPS[op]
     check_args(spec.args, args)

@@ -75,6 +75,7 @@ OPS: dict[str, OpFacts] = _facts(
     ("initialize",     True,  True,  "write",   True),  # per session id: see the client
     ("build_context",  True,  True,  "read",    True),
     ("entries",        True,  True,  "read",    True),
+    ("search",         True,  True,  "read",    True),
     ("save_semantic",  True,  False, "write",   True),
     ("save_episodic",  True,  False, "write",   True),
     ("save_session_note", True, True, "write",  True),  # one note per session id: an upsert

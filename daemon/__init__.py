@@ -12,7 +12,7 @@ Modules, from the outside in:
 * ``watcher``   one inotify instance for all projects, debounce, polling fallback
 * ``scheduler`` end-of-day maintenance (APScheduler) and its recorded outcomes
 * ``journal``   the per-project JSONL history of changes
-* ``registry``, ``config``, ``metrics``, ``sdnotify``: small single-purpose helpers
+* ``registry``, ``config``, ``metrics``, ``sdnotify``, ``logsetup``: small single-purpose helpers
 * shared with the client, in ``common/``: ``ops``, ``protocol`` (and the op table), ``paths``,
   ``layout``
 """

@@ -50,7 +50,7 @@ from .journal import Journal
 from .metrics import Metrics
 from .registry import Registry
 from .scheduler import MaintenanceScheduler
-from .sdnotify import notify
+from .sdnotify import notify, notify_serving
 from .watcher import Watcher
 from .writer import DRAINED, CheckJob, Closed, MemoryJob, TaskJob, Writer
 
@@ -165,6 +165,7 @@ class Server:
             len(self.registry.projects()),
         )
         notify("READY=1")
+        notify_serving(len(self.registry.projects()))
 
     def _install_signals(self) -> None:
         self._wake_r.setblocking(False)
@@ -321,7 +322,7 @@ class Server:
         self, route: tuple[bytes, ...], reply: bytes, op: str, started: float, *, ok: bool
     ) -> None:
         assert self.router is not None
-        self.metrics.record(op, time.monotonic() - started, ok)
+        self.metrics.record(op, time.monotonic() - started, ok, None if ok else _error_code(reply))
         try:
             self.router.send_multipart([*route, reply], zmq.NOBLOCK)
         except zmq.ZMQError as exc:
@@ -431,3 +432,12 @@ class Server:
         self._wake_w.close()
         log.info("stopped (%s)", self._stop_reason or "loop ended")
         return True
+
+
+def _error_code(reply: bytes) -> str:
+    """The code of an error reply (failures are rare: parsing one costs nothing that matters)."""
+    try:
+        code = json.loads(reply)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return INTERNAL
+    return code if isinstance(code, str) else INTERNAL

@@ -273,12 +273,25 @@ class _Doctor:
             )
 
 
+def _agents(doctor: _Doctor) -> None:
+    from pathlib import Path
+
+    from .._agent_checks import AGENT_CHECKS
+    from ..hooks import LOG_NAME
+
+    project = Path(doctor.ctx.project)
+    hook_log = doctor.ctx.paths.log_dir / LOG_NAME
+    for check in AGENT_CHECKS.values():
+        for f in check(project, Path.home(), hook_log):
+            doctor.add(f.name, f.status, f.detail, f.fix)
+
+
 @command(
     "doctor",
-    "check paths, permissions, the service, watcher limits and projects",
-    description="Check paths, permissions, the service, the inotify limits and the "
-    "registered projects, and say how to fix each problem. Exits 1 if any "
-    "check fails.",
+    "check paths, permissions, the service, watcher limits, projects and Claude Code",
+    description="Check paths, permissions, the service, the inotify limits, the "
+    "registered projects and the Claude Code integration (settings, hooks, MCP, the hook "
+    "log), and say how to fix each problem. Exits 1 if any check fails.",
 )
 def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor = _Doctor(ctx)
@@ -292,6 +305,7 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     from .privacy import doctor_privacy
 
     doctor_privacy(doctor)
+    _agents(doctor)
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     lines = []

@@ -237,6 +237,14 @@ def test_sd_notify_ready_and_stopping(
     try:
         daemon = daemon_factory(env={"NOTIFY_SOCKET": name})
         assert listener.recv(256) == b"READY=1"
+        # The status line `systemctl status` shows, again on every (un)registration.
+        assert listener.recv(256) == b"STATUS=serving 0 projects"
+        project = tmp_path / "proj"
+        project.mkdir()
+        daemon.register(project)
+        assert listener.recv(256) == b"STATUS=serving 1 project"
+        daemon.result("unregister", project)
+        assert listener.recv(256) == b"STATUS=serving 0 projects"
         daemon.signal(signal.SIGTERM)
         assert listener.recv(256) == b"STOPPING=1"
         assert daemon.proc.wait(10) == 0
