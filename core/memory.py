@@ -21,6 +21,7 @@ from ..common import layout
 from . import context as ctx
 from . import rules
 from .contradiction import classify, same_rule
+from .injected import strip_injected
 from .markdown import (
     ARCHIVED_HEADING,
     ENTRIES_HEADING,
@@ -576,6 +577,8 @@ class Memory:
                 f"assistant_response must be a string, got {type(assistant_response).__name__}"
             )
         out = []
+        # Never learn from our own output: the injected memory and its wrappers go first.
+        user_message = strip_injected(user_message)
         for found in detect_signals(user_message, assistant_response):
             try:
                 _validate_fact(found.fact, name="fact")
