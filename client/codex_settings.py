@@ -212,6 +212,7 @@ def integrate_codex(
     dry_run: bool = False,
     remove: bool = False,
     trust: bool = False,
+    mcp: bool = True,
 ) -> common.Report:
     if scope not in SCOPES:
         raise IntegrationError(f"unknown scope {scope!r} for codex; use one of {SCOPES}")
@@ -243,7 +244,9 @@ def integrate_codex(
     lines: list[str] = []
     if not remove:
         doc = _parse(cpath, base)
-        if _table(doc, "mcp_servers", MCP_NAME) is None:
+        if not mcp:
+            pass
+        elif _table(doc, "mcp_servers", MCP_NAME) is None:
             lines += [*_mcp_lines(trust), ""]
         else:
             report.notes.append(

@@ -98,6 +98,7 @@ def integrate_gemini(
     dry_run: bool = False,
     remove: bool = False,
     trust: bool = False,
+    mcp: bool = True,
 ) -> common.Report:
     if scope not in SCOPES:
         raise IntegrationError(f"unknown scope {scope!r} for gemini; use one of {SCOPES}")
@@ -122,11 +123,12 @@ def integrate_gemini(
         before = repr(hooks_file.doc.get("hooks"))
         common.add_hooks(hooks_file.doc, TOOL, GEMINI_HOOKS, scope)
         hooks_file.dirty = repr(hooks_file.doc.get("hooks")) != before
-        servers = user_file.doc.setdefault("mcpServers", {})
-        if not isinstance(servers, dict):
+        servers = user_file.doc.setdefault("mcpServers", {}) if mcp else None
+        if servers is None:
+            pass
+        elif not isinstance(servers, dict):
             raise IntegrationError(f"{user_path}: 'mcpServers' is not an object")
-        current = servers.get(MCP_NAME)
-        if current is None or _is_our_mcp(current):
+        elif (current := servers.get(MCP_NAME)) is None or _is_our_mcp(current):
             keep_trust = isinstance(current, dict) and current.get("trust") is True
             wanted = _mcp_server(trust or keep_trust)
             if current != wanted:

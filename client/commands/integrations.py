@@ -30,6 +30,11 @@ def _integrate_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--remove", action="store_true", help="take out only Maestro's own hooks")
     p.add_argument(
+        "--no-mcp",
+        action="store_true",
+        help="codex, gemini: hooks only, no MCP server (each session then starts no server)",
+    )
+    p.add_argument(
         "--trust",
         action="store_true",
         help="codex, gemini: also write the trust entries the tool needs before it runs the "
@@ -157,7 +162,12 @@ def _integrate_other(ctx: Context, ns: argparse.Namespace) -> Outcome:
         from ..gemini_settings import integrate_gemini as integrate
     try:
         report = integrate(
-            Path(ctx.project), scope=ns.scope, dry_run=ns.dry_run, remove=ns.remove, trust=ns.trust
+            Path(ctx.project),
+            scope=ns.scope,
+            dry_run=ns.dry_run,
+            remove=ns.remove,
+            trust=ns.trust,
+            mcp=not ns.no_mcp,
         )
     except IntegrationError as exc:
         raise MaestroError(f"integrate {ns.agent}: {exc}") from exc
