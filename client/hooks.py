@@ -6,7 +6,10 @@ ours, the same for every tool; each tool's settings module maps its own events o
 (``claude_settings``, ``codex_settings``, ``gemini_settings``): Claude Code and Codex
 ``SessionStart``/``UserPromptSubmit``/``SessionEnd``, Gemini ``SessionStart``/``BeforeAgent``/
 ``SessionEnd``. ``<tool>`` names who acted: it is in every ``hooks.log`` line, the output's
-``hookEventName`` is the tool's own, and the handlers see it as ``_Memory.tool``.
+``hookEventName`` is the tool's own, the handlers see it as ``_Memory.tool``, and the session
+id of a Codex or Gemini session is prefixed with it (``codex:<id>``, ``gemini:<id>``), so the
+session ledger, the journal and every episodic entry of that session (its ``[session]``, shown
+by ``entries``) say which tool it was. Claude Code's ids stay bare, as they always were.
 
 A hook reads the tool's JSON from stdin and answers on stdout:
 
@@ -310,6 +313,9 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
     data = _read_input(stdin)
+    sid = data.get("session_id")
+    if _tool != "claude" and isinstance(sid, str) and sid.strip():
+        data["session_id"] = f"{_tool}:{sid}"
     cwd = _text(data, "cwd") or os.getcwd()
     project = find_project(cwd)
     if project is None:

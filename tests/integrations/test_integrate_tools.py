@@ -202,3 +202,12 @@ def test_geminis_before_agent_prompt_does_not_feed_the_memory_its_own_block(
     assert proc.returncode == 0 and proc.stdout == b""
     [after] = MemoryStore(project).semantic_entries()
     assert after.confidence == before.confidence
+
+
+def test_a_codex_session_is_named_for_its_tool(maestro_home: Path, project: Path) -> None:
+    (project / ".maestro").mkdir()
+    MemoryStore(project).save_semantic("Always use pnpm instead of npm", "user_preference", 1.0)
+    start = {"session_id": "abc", "cwd": str(project), "hook_event_name": "SessionStart"}
+    run_cli(["hook", "codex", "session-start"], input=json.dumps(start).encode())
+    ledger = json.loads((project / ".maestro" / "memory" / ".state.json").read_text())
+    assert "codex:abc" in ledger["sessions"]
