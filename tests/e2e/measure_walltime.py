@@ -100,7 +100,9 @@ def main(argv: list[str]) -> int:
             for config in CONFIGS:
                 times = []
                 for _ in range(n):
-                    with tempfile.TemporaryDirectory(prefix=f"walltime-{cli}-") as tmp:
+                    with tempfile.TemporaryDirectory(
+                        prefix=f"walltime-{cli}-", ignore_cleanup_errors=True
+                    ) as tmp:
                         agent = one_agent(cli, config, Path(tmp))
                         try:
                             run = agent.run("Add a dependency on left-pad.")
