@@ -184,9 +184,16 @@ class Client:
         max_tokens: int | None = None,
         session_id: str | None = None,
         *,
+        unseen_only: bool | None = None,
         project: str | os.PathLike[str] | None = None,
     ) -> ContextReply:
-        args = _drop_none(task=task, query=query, max_tokens=max_tokens, session_id=session_id)
+        args = _drop_none(
+            task=task,
+            query=query,
+            max_tokens=max_tokens,
+            session_id=session_id,
+            unseen_only=unseen_only,
+        )
         return cast(ContextReply, self.call("build_context", args, project=project))
 
     def save_semantic(
@@ -210,6 +217,18 @@ class Client:
     ) -> EntryReply:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
         return cast(EntryReply, self.call("save_episodic", args, project=project))
+
+    def save_session_note(
+        self,
+        note: str,
+        session_id: str,
+        confidence: float | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """The episodic note a session leaves; a second note for the same id replaces it."""
+        args = _drop_none(note=note, session_id=session_id, confidence=confidence)
+        return self.call("save_session_note", args, project=project)
 
     def detect_signals(
         self,
@@ -328,6 +347,7 @@ class Client:
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         from ..common import ops
         from ..common.protocol import CONFLICT, INTERNAL, OpError
+        from ..common.settings import SettingsError, load_core_settings
 
         assert project is not None
         try:
@@ -335,7 +355,12 @@ class Client:
             if not root.is_dir():
                 # MemoryStore would create the directories; a typo in -C must not do that.
                 raise OpError(CONFLICT, f"project directory {root} does not exist")
-            result = ops.dispatch_memory_op(ops.DirectBackend(), op, root, args)
+            # The daemon's [core] settings, so that both paths age and reinforce alike.
+            settings = load_core_settings(self.paths.config_path)
+            backend = ops.DirectBackend(settings=settings)
+            result = ops.dispatch_memory_op(backend, op, root, args)
+        except SettingsError as exc:
+            raise RequestError(INTERNAL, f"{op} in direct mode: bad configuration: {exc}") from exc
         except OpError as exc:
             raise RequestError(exc.code, exc.message) from exc
         except OSError as exc:

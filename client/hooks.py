@@ -17,9 +17,18 @@ A hook reads the tool's JSON from stdin and answers on stdout:
   the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
   context block as ``additionalContext`` (the core's block is already fenced and labelled as
   reference data).
-* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt; what it saved comes
-  back as one short line ("Remembered: …"), or nothing.
-* ``session-end`` (SessionEnd; ``stop`` for a Stop hook): the project's maintenance.
+* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
+  the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
+  task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
+  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced.
+* ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
+  ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
+  none when the session had no prompt — then the project's maintenance.
+* ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
+  must not run maintenance (accepted so that an older settings file stays harmless).
+
+The project is the nearest ``.maestro/`` at or above ``$CLAUDE_PROJECT_DIR`` (where Claude Code
+was started), else above the hook's ``cwd`` (which follows the agent's ``cd``).
 
 Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
 above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
@@ -72,11 +81,38 @@ DETACHED_SESSION_END = ("codex", "gemini")
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
-DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"  # seconds, to widen both on a slow or busy machine
+# Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
+# has no reason to, Claude Code's own hook timeout being the outer bound.
+DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"
+
+
+def time_limits(
+    env: dict[str, str] | os._Environ[str] | None = None,
+) -> tuple[float, float, float]:
+    """(deadline, hard deadline, daemon timeout) in seconds: the defaults, or scaled to
+    ``MAESTRO_HOOK_DEADLINE`` when that is a positive number of seconds below an hour."""
+    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
+    try:
+        deadline = float(raw) if raw else DEADLINE
+    except ValueError:
+        deadline = DEADLINE
+    if not 0 < deadline < 3600:  # nan and inf fail this too
+        deadline = DEADLINE
+    scale = deadline / DEADLINE
+    return deadline, HARD_DEADLINE * scale, DAEMON_TIMEOUT * scale
+
+
+def _scaled(seconds: float) -> float:
+    """A step's time budget inside the hook, stretched like the deadline it lives under."""
+    return seconds * time_limits()[0] / DEADLINE
+
+
 MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
 REMEMBERED_LIMIT = 200
+PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
+PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
 LOG_NAME = "hooks.log"
 LOG_ROTATE_BYTES = 1 << 20
 
@@ -95,19 +131,6 @@ def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
     if raw.isdigit():
         return int(raw)
     return DEFAULT_MAX_TOKENS
-
-
-def hook_deadlines(env: dict[str, str] | os._Environ[str] | None = None) -> tuple[float, float]:
-    """(deadline, hard deadline) in seconds: ``MAESTRO_HOOK_DEADLINE`` when it is a positive
-    number (the hard one 0.2 s later), else ``DEADLINE`` and ``HARD_DEADLINE``."""
-    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEADLINE, HARD_DEADLINE
-    if not 0 < value < 3600:  # nan and inf fail this too
-        return DEADLINE, HARD_DEADLINE
-    return value, value + (HARD_DEADLINE - DEADLINE)
 
 
 def estimate_tokens(text: str) -> int:
@@ -158,7 +181,7 @@ class _Watchdog:
     def __init__(self, event: str, started: float) -> None:
         self.event = event
         self.started = started
-        self.deadline, self.hard_deadline = hook_deadlines()
+        self.deadline, self.hard_deadline, _ = time_limits()
         self._done = threading.Event()
         self._armed = False
         self._previous: Any = signal.SIG_DFL
@@ -208,7 +231,7 @@ class _Memory:
         self.project = project
         self.event = event
         self.tool = tool  # who acted: "claude" | "codex" | "gemini"
-        self.client = Client(project, timeout=DAEMON_TIMEOUT, retries=0)
+        self.client = Client(project, timeout=time_limits()[2], retries=0)
 
     def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
         """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
@@ -282,6 +305,8 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
     prompt = _text(data, "prompt")
     if prompt is None:
         return ""
+    # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
+    # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
     result = memory.call(lambda c: c.detect_signals(prompt), repeatable=False)
     facts = [
@@ -290,17 +315,60 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         if isinstance(s, dict) and s.get("action") in ("added", "replaced")
     ]
     facts = [f for f in facts if f]
-    if not facts:
-        return ""
-    line = "Remembered: " + "; ".join(facts)
-    if len(line) > REMEMBERED_LIMIT:
-        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
-    if estimate_tokens(line) > budget:
-        return ""
-    return _hook_output("user-prompt", line)
+    out: dict[str, Any] = {}
+    if facts:  # shown to the person, so capture is never silent
+        line = "Remembered: " + "; ".join(facts)
+        if len(line) > REMEMBERED_LIMIT:
+            line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+        out["systemMessage"] = line
+    session_id = _text(data, "session_id")
+    if session_id is not None and time.monotonic() - _STARTED[0] > _scaled(PROMPT_BUILD_UNTIL):
+        log_reason(memory.event, "no time left for the prompt's context; only capture reported")
+    elif session_id is not None:
+        # The prompt is the task: what memory holds about it that this session has not seen.
+        limit = min(budget, PROMPT_MAX_TOKENS)
+        built = memory.call(
+            lambda c: c.build_context(
+                task=prompt, max_tokens=limit, session_id=session_id, unseen_only=True
+            ),
+            repeatable=True,
+        )
+        context = built.get("context")
+        if isinstance(context, str) and context and estimate_tokens(context) <= limit:
+            out["hookSpecificOutput"] = {
+                "hookEventName": TOOL_EVENT_NAMES[_tool]["user-prompt"],
+                "additionalContext": context,
+            }
+    return json.dumps(out, ensure_ascii=False) if out else ""
+
+
+TRANSCRIPT_BUDGET = 0.5  # seconds after the hook starts: stop reading the transcript
+_STARTED = [0.0]  # when this hook started (time.monotonic), set by run_claude_hook
+
+
+def _session_note(memory: _Memory, data: dict[str, Any]) -> None:
+    """Distil the transcript into the session's episodic note (core.digest), if it had a
+    prompt. A missing or unreadable transcript is no error: no note."""
+    session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
+    if session_id is None or path is None:
+        return
+    from ..core.digest import distil
+
+    def late() -> bool:
+        return time.monotonic() - _STARTED[0] > _scaled(TRANSCRIPT_BUDGET)
+
+    try:
+        with open(path, "rb") as lines:
+            note = distil(lines, str(memory.project), should_stop=late).note()
+    except OSError as exc:
+        log_reason(memory.event, f"no session note: cannot read the transcript ({exc})")
+        return
+    if note is not None:
+        memory.call(lambda c: c.save_session_note(note, session_id), repeatable=True)
 
 
 def _session_end(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+    _session_note(memory, data)
     memory.call(lambda c: c.maintenance(), repeatable=True)
     return ""
 
@@ -309,7 +377,7 @@ _HANDLERS: dict[str, Callable[[_Memory, dict[str, Any], int], str]] = {
     "session-start": _session_start,
     "user-prompt": _user_prompt,
     "session-end": _session_end,
-    "stop": _session_end,
+    "stop": lambda memory, data, budget: "",
 }
 
 
@@ -317,13 +385,17 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
     data = _read_input(stdin)
+    if event == "stop":
+        return ""  # after every reply: not a session end, nothing to do
     sid = data.get("session_id")
     if _tool != "claude" and isinstance(sid, str) and sid.strip():
         data["session_id"] = f"{_tool}:{sid}"
     cwd = _text(data, "cwd") or os.getcwd()
-    project = find_project(cwd)
+    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
-        raise _Skip(f"no .maestro/ at or above {cwd}")
+        where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
+        raise _Skip(f"no .maestro/ at or above {where}")
     memory = _Memory(project, event, _tool)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())
@@ -366,6 +438,7 @@ def run_hook(
     if event == "session-end" and _tool in DETACHED_SESSION_END and stdin is None and _detach():
         return 0  # the parent: the tool stops waiting here; the child does the work
     started = time.monotonic()
+    _STARTED[0] = started
     output = ""
     memory: list[_Memory] = []
     try:
@@ -375,7 +448,7 @@ def run_hook(
             finally:
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
-        elapsed, deadline = time.monotonic() - started, hook_deadlines()[0]
+        elapsed, deadline = time.monotonic() - started, time_limits()[0]
         log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)")
     except _Skip as exc:
         log_reason(event, str(exc))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..core.memory import Memory, MemoryView
+from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
 from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
@@ -149,14 +149,17 @@ def op_initialize(backend: Backend, project: Path, args: Args) -> dict[str, Any]
     ).to_dict()
 
 
-@memory_op("build_context", "task", "query", "max_tokens", "session_id")
+@memory_op("build_context", "task", "query", "max_tokens", "session_id", "unseen_only")
 def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     task = opt_str(args, "task")
     query = opt_str(args, "query")
     max_tokens = opt_int(args, "max_tokens", 500)
     session_id = opt_str(args, "session_id")
+    unseen_only = opt_bool(args, "unseen_only")
     memory = backend.read(project)
-    result = core_errors(lambda: memory.build_context(task, query, max_tokens, session_id))
+    result = core_errors(
+        lambda: memory.build_context(task, query, max_tokens, session_id, unseen_only)
+    )
     ids = session_references(result, session_id)
     if session_id is not None and ids:
         backend.reinforce_later(project, ids, session_id)
@@ -191,6 +194,21 @@ def op_save_episodic(backend: Backend, project: Path, args: Args) -> dict[str, A
         )
     )
     return {"entry": entry.to_dict()}
+
+
+@memory_op("save_session_note", "note", "session_id", "confidence")
+def op_save_session_note(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    note = req_str(args, "note")
+    session_id = req_str(args, "session_id")
+    confidence = opt_number(args, "confidence")
+    entry, updated = core_errors(
+        lambda: backend.write(
+            project,
+            "save_session_note",
+            lambda m: m.save_session_note(note, session_id, confidence),
+        )
+    )
+    return {"entry": entry.to_dict(), "updated": updated}
 
 
 @memory_op("detect_signals", "user_message", "assistant_response")
@@ -262,8 +280,17 @@ def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> 
 class DirectBackend:
     """No daemon: every read is a fresh lock-free parse, every write its own transaction."""
 
-    def __init__(self, store_factory: Callable[[Path], MemoryStore] = MemoryStore) -> None:
-        self._store_factory = store_factory
+    def __init__(
+        self,
+        store_factory: Callable[[Path], MemoryStore] | None = None,
+        *,
+        settings: Settings | None = None,
+    ) -> None:
+        self._store_factory = (
+            store_factory
+            if store_factory is not None
+            else (lambda project: MemoryStore(project, settings=settings))
+        )
 
     def read(self, project: Path) -> MemoryView:
         return self._store_factory(project).read().view()

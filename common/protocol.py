@@ -77,6 +77,7 @@ OPS: dict[str, OpFacts] = _facts(
     ("entries",        True,  True,  "read",    True),
     ("save_semantic",  True,  False, "write",   True),
     ("save_episodic",  True,  False, "write",   True),
+    ("save_session_note", True, True, "write",  True),  # one note per session id: an upsert
     ("detect_signals", True,  False, "write",   True),
     ("reinforce",      True,  False, "write",   True),
     ("maintenance",    True,  False, "write",   True),

@@ -57,6 +57,7 @@ from .model import (
     validate_confidence,
     validate_text,
 )
+from .related import may_relate
 from .signals import detect_signals
 
 FILES: dict[FileKind, str] = {
@@ -67,22 +68,43 @@ FILES: dict[FileKind, str] = {
 STATE_FILE = layout.STATE_FILE
 SECTORS: tuple[Sector, Sector] = ("semantic", "episodic")
 LEDGER_LIMIT = 2000
+SHOWN_SESSIONS = 100  # sessions whose shown entries are remembered (the most recent)
+SHOWN_PER_SESSION = 200
 RESULT_CACHE = 256  # context results kept per snapshot
 Decision = Literal["remove", "archive", "reinforce"]
 DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
 
 
+DecayUnit = Literal["day", "session"]
+ReinforceOn = Literal["injected", "relevant"]
+DECAY_UNITS: tuple[str, ...] = ("day", "session")
+REINFORCE_ON: tuple[str, ...] = ("injected", "relevant")
+
+
 @dataclass
 class Settings:
-    """Tunable behaviour; zero is honoured as a value everywhere (no ``x or default``)."""
+    """Tunable behaviour; zero is honoured as a value everywhere (no ``x or default``).
 
-    injection: Literal["relevant", "all"] = "relevant"
+    * ``decay_unit``: ``"day"`` applies the per-session decay (semantic -0.05, the episodic
+      sweep) at most once per calendar day on which the project had a session; ``"session"``
+      once per distinct session id (the spec read literally). See ARCHITECTURE.md.
+    * ``reinforce_on``: which entries of a context build for a session count as referenced
+      and are reinforced: ``"injected"`` every entry put in the block, ``"relevant"`` only those
+      relevant to the task or query.
+    """
+
+    decay_unit: DecayUnit = "day"
+    reinforce_on: ReinforceOn = "injected"
     episodic_cap: int = EPISODIC_CAP
     default_max_tokens: int = 500
 
     def __post_init__(self) -> None:
-        if self.injection not in ("relevant", "all"):
-            raise MemoryError_(f"injection must be 'relevant' or 'all', got {self.injection!r}")
+        if self.decay_unit not in DECAY_UNITS:
+            raise MemoryError_(f"decay_unit must be 'day' or 'session', got {self.decay_unit!r}")
+        if self.reinforce_on not in REINFORCE_ON:
+            raise MemoryError_(
+                f"reinforce_on must be 'injected' or 'relevant', got {self.reinforce_on!r}"
+            )
         if (
             isinstance(self.episodic_cap, bool)
             or not isinstance(self.episodic_cap, int)
@@ -97,7 +119,10 @@ class Settings:
 class State:
     """The sidecar ``.state.json``: per-clone bookkeeping that is not memory content."""
 
-    sessions: dict[str, str] = field(default_factory=dict)  # session id -> date applied
+    sessions: dict[str, str] = field(default_factory=dict)  # session id -> first day seen
+    decayed_on: str | None = None  # the last day whose decay was applied
+    # session tag -> ids of the entries a context for that session has shown (most recent last)
+    shown: dict[str, list[str]] = field(default_factory=dict)
     changed: bool = False
 
     @classmethod
@@ -109,7 +134,19 @@ class State:
             sessions = data.get("sessions", {})
             if not isinstance(sessions, dict):
                 raise ValueError("sessions is not an object")
-            return cls(sessions={str(k): str(v) for k, v in sessions.items()})
+            decayed_on = data.get("decayed_on")
+            if decayed_on is not None and not isinstance(decayed_on, str):
+                raise ValueError("decayed_on is not a date")
+            shown = data.get("shown", {})
+            if not isinstance(shown, dict) or not all(
+                isinstance(v, list) and all(isinstance(i, str) for i in v) for v in shown.values()
+            ):
+                raise ValueError("shown is not a map of id lists")
+            return cls(
+                sessions={str(k): str(v) for k, v in sessions.items()},
+                decayed_on=decayed_on,
+                shown={str(k): list(v) for k, v in shown.items()},
+            )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
                 Problem(
@@ -122,7 +159,19 @@ class State:
 
     def render(self) -> str:
         items = list(self.sessions.items())[-LEDGER_LIMIT:]
-        return json.dumps({"v": 1, "sessions": dict(items)}, indent=1) + "\n"
+        data: dict[str, Any] = {"v": 1, "sessions": dict(items)}
+        if self.decayed_on is not None:
+            data["decayed_on"] = self.decayed_on
+        if self.shown:
+            data["shown"] = dict(list(self.shown.items())[-SHOWN_SESSIONS:])
+        return json.dumps(data, indent=1) + "\n"
+
+    def last_decay_day(self) -> str | None:
+        """The last day a decay was applied. A ledger written before ``decayed_on`` existed
+        (decay per session id) applied one on every day it recorded a session."""
+        if self.decayed_on is not None:
+            return self.decayed_on
+        return max(self.sessions.values(), default=None)
 
 
 def session_tag(session_id: str) -> str:
@@ -163,6 +212,9 @@ class Memory:
         self.today = today
         self.settings = settings if settings is not None else Settings()
         self.generation = 0  # bumped on every change; caches key on it
+        for b in semantic.entries():
+            if not b.meta:  # no mm comment at all: a line a person typed
+                b.meta["by"] = "hand"  # kept when the line is first rewritten
 
     # -- construction and output -------------------------------------------------------------
     @classmethod
@@ -235,6 +287,8 @@ class Memory:
             salience=block.salience,
             session_id=block.session_id if sector == "episodic" else None,
             unreinforced_sessions=unreinforced,
+            source=_source(block.meta.get("by")) if sector == "semantic" else None,
+            last_referenced=block.meta.get("ref") or None,
         )
 
     def semantic_entries(self) -> list[Entry]:
@@ -271,15 +325,31 @@ class Memory:
         return created
 
     def initialize(self, session_id: str | None = None) -> InitReport:
+        """Start (or rejoin) a session: apply the decay when it is due, exactly once.
+
+        ``decay_unit = "day"``: due on the first session of a calendar day (``self.today``)
+        later than the last day decayed; ``"session"``: due for a session id not yet in the
+        ledger. Either way the id is recorded, so switching the unit never decays twice.
+        """
         sid = _validate_session(session_id) if session_id is not None else uuid.uuid4().hex
         created = self.ensure_files()
-        if sid in self.state.sessions:
+        new_session = sid not in self.state.sessions
+        if self.settings.decay_unit == "day":
+            last = self.state.last_decay_day()
+            due = last is None or self.today > last  # a clock set back never decays again
+        else:
+            due = new_session
+        if new_session:
+            self.state.sessions[sid] = self.today
+            self.state.changed = True
+        if not due:
             return InitReport(
                 session_id=sid, created=created, applied=False, flagged=self._flagged_entries()
             )
         semantic = self.semantic_decay()
         sweep = self.decay_sweep()
-        self.state.sessions[sid] = self.today
+        if self.state.decayed_on is None or self.today > self.state.decayed_on:
+            self.state.decayed_on = self.today
         self.state.changed = True
         return InitReport(
             session_id=sid,
@@ -407,7 +477,8 @@ class Memory:
             self._touch("archive")
 
         same = [b for b in doc.entries() if b.category == cat]
-        verdict = classify(text, [(b.id, b.text) for b in same])
+        # Only the entries that may relate reach classify (same verdict: see core/related.py).
+        verdict = classify(text, may_relate(text, [(b.id, b.text) for b in same]))
         heading = CATEGORY_HEADINGS[cat]
         if verdict.action == "reinforced" and verdict.target is not None:
             target = next(b for b in same if b.id == verdict.target)
@@ -483,12 +554,7 @@ class Memory:
         conf = (
             DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
         )
-        body = [
-            ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
-            for line in raw.splitlines()
-        ]
-        while body and not body[-1].strip():
-            body.pop()
+        body = _episodic_body(raw)
         text = " ".join(raw.split())
         new = EntryBlock(
             [],
@@ -507,6 +573,33 @@ class Memory:
         self._touch("episodic")
         self._enforce_cap()
         return self._entry(new, "episodic")
+
+    def save_session_note(
+        self, note: object, session_id: object, confidence: object = None
+    ) -> tuple[Entry, bool]:
+        """The episodic note a session leaves (``core.digest``): one per session id. A resumed
+        session's note replaces its earlier one in place (fresh: salience 1.0, today's date)
+        instead of adding a second. Returns the entry and whether it was an update."""
+        raw = validate_text(note, name="note")
+        sid = _validate_session(session_id)
+        conf = (
+            DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+        )
+        for b in self.docs["episodic"].entries():
+            if b.session_id == sid and b.meta.get("kind") == "session":
+                b.text = " ".join(raw.split())
+                b.body = _episodic_body(raw)
+                b.salience, b.confidence, b.date = 1.0, conf, self.today
+                b.meta["o"] = f"{conf:.3f}".rstrip("0").rstrip(".")
+                b.dirty = True
+                self._touch("episodic")
+                return self._entry(b, "episodic"), True
+        entry = self.save_episodic(raw, sid, conf)
+        for b in self.docs["episodic"].entries():
+            if b.id == entry.id:  # (not there if a cap of 0 disposed of it at once)
+                b.meta["kind"] = "session"
+                b.dirty = True
+        return entry, False
 
     def _enforce_cap(self) -> None:
         entries = self.docs["episodic"].entries()
@@ -535,6 +628,7 @@ class Memory:
             if b.meta.get("rs") == tag:
                 return self._entry(b, kind)  # at most once per entry per session
             b.meta["rs"] = tag
+            b.meta["ref"] = self.today  # rotation: least recently referenced goes first
         original = b.original
         if kind == "semantic":
             b.confidence = (
@@ -556,9 +650,23 @@ class Memory:
         self._touch(kind)
         return self._entry(b, kind)
 
+    def mark_shown(self, session_id: str, entry_ids: Iterable[str]) -> None:
+        """Remember that a context for ``session_id`` showed these entries (sidecar ledger)."""
+        tag = session_tag(_validate_session(session_id))
+        seen = self.state.shown.pop(tag, [])  # re-inserted: most recently used last
+        new = [i for i in entry_ids if i not in seen]
+        self.state.shown[tag] = (seen + new)[-SHOWN_PER_SESSION:]
+        if new:
+            self.state.changed = True
+        while len(self.state.shown) > SHOWN_SESSIONS:
+            del self.state.shown[next(iter(self.state.shown))]
+
     def reinforce_referenced(self, entry_ids: Iterable[str], session_id: str) -> list[Entry]:
-        """Reference reinforcement after a context build for ``session_id``."""
+        """Reference reinforcement after a context build for ``session_id``; the ids are also
+        remembered as shown to that session (``unseen_only`` builds leave them out)."""
         sid = _validate_session(session_id)
+        entry_ids = list(entry_ids)
+        self.mark_shown(sid, entry_ids)
         out = []
         for eid in entry_ids:
             try:
@@ -587,6 +695,12 @@ class Memory:
                 # no signal; raising here would leave the signals saved before it half-applied.
                 continue
             result = self.save_semantic(found.fact, found.category, found.confidence)
+            if result.entry is not None and result.entry.confidence > 0.0:
+                # Stated by the person in their own prompt: their standing instruction.
+                _, block = self.find(result.entry.id)
+                block.meta["by"] = "user"
+                block.dirty = True
+                result.entry.source = "user"
             out.append(
                 Signal(
                     fact=found.fact,
@@ -698,7 +812,8 @@ class Memory:
             episodic=tuple(self.episodic_entries()),
             archived=tuple(self.archived_entries()),
             problem_map=self.problems(),
-            injection=self.settings.injection,
+            reinforce_on=self.settings.reinforce_on,
+            shown={k: frozenset(v) for k, v in self.state.shown.items()},
         )
 
     def build_context(
@@ -707,8 +822,9 @@ class Memory:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
-        return self.view().build_context(task, query, max_tokens, session_id)
+        return self.view().build_context(task, query, max_tokens, session_id, unseen_only)
 
     def summary(self) -> dict[str, Any]:
         return self.view().summary()
@@ -722,7 +838,8 @@ class MemoryView:
     episodic: tuple[Entry, ...]
     archived: tuple[Entry, ...]
     problem_map: dict[str, list[str]]
-    injection: str = "relevant"
+    reinforce_on: str = "injected"
+    shown: Mapping[str, frozenset[str]] = field(default_factory=dict)  # session tag -> ids
     _index: list[ctx.ContextIndex] = field(default_factory=list, compare=False, repr=False)
     _results: dict[tuple[Any, ...], ContextResult] = field(
         default_factory=dict, compare=False, repr=False
@@ -744,8 +861,27 @@ class MemoryView:
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
             self._index.append(
                 ctx.ContextIndex(
-                    [ctx.Candidate(e.id, e.text, e.confidence) for e in self.semantic],
-                    [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
+                    [
+                        ctx.Candidate(
+                            e.id,
+                            e.text,
+                            e.confidence,
+                            last_referenced=e.last_referenced or "",
+                            stated=e.source is not None
+                            and e.original_confidence >= ctx.INSTRUCTION_MIN,
+                        )
+                        for e in self.semantic
+                    ],
+                    [
+                        ctx.Candidate(
+                            e.id,
+                            e.text,
+                            e.confidence,
+                            e.salience,
+                            last_referenced=e.last_referenced or "",
+                        )
+                        for e in self.episodic
+                    ],
                 )
             )
         return self._index[0]
@@ -756,7 +892,10 @@ class MemoryView:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
+        """``unseen_only`` (a prompt's block; needs ``session_id``): only entries relevant to
+        the task or query that no earlier build for this session has shown."""
         for name, value in (("task", task), ("query", query)):
             if value is not None and not isinstance(value, str):
                 raise MemoryError_(f"{name} must be a string, got {type(value).__name__}")
@@ -764,11 +903,29 @@ class MemoryView:
             raise MemoryError_(f"max_tokens must be a whole number >= 0, got {max_tokens!r}")
         if session_id is not None:
             _validate_session(session_id)
+        if not isinstance(unseen_only, bool):
+            raise MemoryError_(f"unseen_only must be true or false, got {unseen_only!r}")
+        if unseen_only and session_id is None:
+            raise MemoryError_("unseen_only needs a session_id")
+        if isinstance(task, str):
+            # A prompt as the task may carry the memory's own block (Gemini's BeforeAgent):
+            # relevance to it would reference every injected entry. The person's words only.
+            task = strip_injected(task) or None
+        exclude: frozenset[str] = frozenset()
+        if unseen_only:
+            exclude = self.shown.get(session_tag(str(session_id)), frozenset())
         # A view never changes, so the same question always has the same answer.
-        key = (task, query, max_tokens)
+        key = (task, query, max_tokens, unseen_only, exclude)
         cached = self._results.get(key)
         if cached is None:
-            cached = self.index().build(task, query, max_tokens, self.injection)  # type: ignore[arg-type]
+            cached = self.index().build(
+                task,  # type: ignore[arg-type]
+                query,  # type: ignore[arg-type]
+                max_tokens,
+                self.reinforce_on,
+                relevant_only=unseen_only,
+                exclude=exclude,
+            )
             if len(self._results) >= RESULT_CACHE:
                 self._results.clear()
             self._results[key] = cached
@@ -782,6 +939,22 @@ class MemoryView:
             "flagged": sum(1 for e in self.semantic + self.episodic if e.state != "active"),
             "problems": self.problem_map,
         }
+
+
+def _episodic_body(raw: str) -> list[str]:
+    """Body lines of an episodic entry: a line starting with '#' is escaped, so a note cannot
+    end its entry or open a section; trailing blank lines dropped."""
+    body = [
+        ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
+        for line in raw.splitlines()
+    ]
+    while body and not body[-1].strip():
+        body.pop()
+    return body
+
+
+def _source(value: str | None) -> Literal["user", "hand"] | None:
+    return value if value in ("user", "hand") else None  # type: ignore[return-value]
 
 
 def _new_id(prefix: str) -> str:

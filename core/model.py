@@ -135,6 +135,10 @@ class Entry(_ToDict):
     salience: float | None = None
     session_id: str | None = None
     unreinforced_sessions: int = 0
+    # Who stated a semantic rule: "user" (an explicit signal mined from the person's own
+    # prompt), "hand" (typed into semantic.md), None (saved by an agent or a tool: reference).
+    source: Literal["user", "hand"] | None = None
+    last_referenced: str | None = None  # the day a session last counted it as referenced
 
 
 @dataclass
@@ -206,4 +210,7 @@ class ContextResult(_ToDict):
     context: str
     tokens: int
     included: list[str]
-    relevant: list[str]  # ids selected for relevance to task/query: the ones that reinforce
+    # The ids that count as referenced, i.e. that a build for a session reinforces: every
+    # included id under ``reinforce_on = "injected"``, the task/query-relevant ones under
+    # ``"relevant"``.
+    relevant: list[str]

@@ -106,7 +106,13 @@ class MemoryStore:
 
     # -- plumbing --------------------------------------------------------------------------
     def read(self) -> Memory:
-        """A lock-free snapshot of the files as they are now."""
+        """A lock-free snapshot of the files as they are now. If a multi-file commit was cut
+        short by a crash (its intent file is there), it is completed first, under the lock, so
+        a reader never sees half of one (a live commit holds the lock: this waits for it)."""
+        fsio.recover_if_interrupted(self.memory_dir)
+        return self._read_files()
+
+    def _read_files(self) -> Memory:
         texts = fsio.read_files(self.memory_dir, READ_NAMES)
         return Memory.load(texts, today=self.clock(), settings=self.settings)
 
@@ -163,7 +169,7 @@ class MemoryStore:
         with fsio.project_lock(self.memory_dir):
             fsio.recover(self.memory_dir)
             basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
-            memory = self.read() if load is None else load(basis)
+            memory = self._read_files() if load is None else load(basis)  # recovered: never read()
             self._txn = _Transaction(self, memory, basis)
             try:
                 yield self._txn
@@ -203,6 +209,11 @@ class MemoryStore:
     ) -> Entry:
         return self.mutate(lambda m: m.save_episodic(context, session_id, confidence))
 
+    def save_session_note(
+        self, note: str, session_id: str, confidence: float | None = None
+    ) -> tuple[Entry, bool]:
+        return self.mutate(lambda m: m.save_session_note(note, session_id, confidence))
+
     def detect_semantic_signals(
         self, user_message: str, assistant_response: str = ""
     ) -> list[Signal]:
@@ -233,8 +244,9 @@ class MemoryStore:
         query: str | None = None,
         max_tokens: int = 500,
         session_id: str | None = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
-        result = self.read().build_context(task, query, max_tokens, session_id)
+        result = self.read().build_context(task, query, max_tokens, session_id, unseen_only)
         ids = session_references(result, session_id)
         if session_id is not None and ids:
             self.mutate(lambda m: m.reinforce_referenced(ids, session_id))

@@ -9,7 +9,7 @@ Modules, from the outside in:
   ``Services``, all that handlers may use of the daemon
 * ``writer``    the one writer thread: batches into ``MemoryStore.run``, external-change checks
 * ``cache``     the per-project read views the main thread answers from
-* ``watcher``   watchdog observers, debounce, periodic rescan, polling fallback
+* ``watcher``   one inotify instance for all projects, debounce, polling fallback
 * ``scheduler`` end-of-day maintenance (APScheduler) and its recorded outcomes
 * ``journal``   the per-project JSONL history of changes
 * ``registry``, ``config``, ``metrics``, ``sdnotify``: small single-purpose helpers

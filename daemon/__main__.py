@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..common.paths import Paths, resolve
+from ..common.paths import Paths, maestro_home, resolve
 from .config import ConfigError, load_config
 from .handlers import package_version
 from .rundir import InstanceLock, StartupError, prepare_dirs
@@ -45,9 +45,9 @@ def fail(message: str) -> int:
     return 1
 
 
-def run(paths: Paths, verbose: bool = False) -> int:
+def run(paths: Paths, verbose: bool = False, home: Path | None = None) -> int:
     try:
-        prepare_dirs(paths)
+        prepare_dirs(paths, home)
     except StartupError as exc:
         return fail(str(exc))
     setup_logging(paths.log_path, verbose)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"maestrod {package_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     args = parser.parse_args(argv)
-    return run(resolve(), verbose=args.verbose)
+    return run(resolve(), verbose=args.verbose, home=maestro_home())
 
 
 if __name__ == "__main__":

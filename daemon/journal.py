@@ -9,12 +9,20 @@ A record::
 
 ``changes`` comes from diffing every entry's (confidence, salience) before and after the
 request; an added entry has ``before: null``, a removed one ``after: null``. External edits
-are journalled as op ``external_edit``. Appends are flushed but not fsynced: the memory files
-are the record, the journal is their history.
+are journalled as op ``external_edit``.
+
+Durability: the writer appends a batch's records once per group commit, right after the
+commit, and each append is fsynced, so an acknowledged write's record survives a crash with it
+(one fsync per group commit, not per request; a crash between the commit and the append loses
+only that batch's history, never memory). Rotation: when a journal passes ``ROTATE_BYTES`` it
+becomes ``<name>.1`` (``.1`` -> ``.2`` …), keeping ``KEEP_ROTATED`` old files; the oldest is
+deleted with a log line. ``tail`` reads across the rotation boundary (oldest file first), so
+``maestroctl log`` sees the history as one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -29,6 +37,9 @@ from typing import Any
 from ..core.memory import Memory, MemoryView
 
 log = logging.getLogger("maestrod")
+
+ROTATE_BYTES = 4 * 1024 * 1024
+KEEP_ROTATED = 3
 
 # entry id -> (confidence, salience)
 Values = dict[str, tuple[float, float | None]]
@@ -76,31 +87,75 @@ def journal_name(project: Path) -> str:
 
 
 class Journal:
-    def __init__(self, directory: Path) -> None:
+    def __init__(
+        self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES, keep: int = KEEP_ROTATED
+    ) -> None:
+        if keep < 1:
+            raise ValueError(f"keep must be at least 1, got {keep!r}")
         self.directory = directory
+        self.rotate_bytes = rotate_bytes
+        self.keep = keep
         self._lock = threading.Lock()
 
     def path_for(self, project: Path) -> Path:
         return self.directory / journal_name(project)
 
+    def rotated(self, project: Path, n: int) -> Path:
+        path = self.path_for(project)
+        return path.with_name(f"{path.name}.{n}")
+
     def append(self, project: Path, records: Iterable[dict[str, Any]]) -> None:
-        lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
-        if not lines:
+        data = "".join(
+            json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records
+        ).encode("utf-8")
+        if not data:
             return
+        path = self.path_for(project)
         try:
-            with self._lock, open(self.path_for(project), "a", encoding="utf-8") as out:
-                out.write(lines)
+            with self._lock:
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fsync(fd)
+                    size = os.fstat(fd).st_size
+                finally:
+                    os.close(fd)
+                if size >= self.rotate_bytes:
+                    self._rotate(project)
         except OSError as exc:
             log.error("cannot append to the journal of %s: %s", project, exc)
 
+    def _rotate(self, project: Path) -> None:
+        """``name`` -> ``name.1`` -> ``name.2`` …; the file past ``keep`` is deleted (logged)."""
+        oldest = self.rotated(project, self.keep)
+        if oldest.exists():
+            log.info("journal of %s: deleting the oldest rotated file %s", project, oldest)
+            oldest.unlink()
+        for n in range(self.keep - 1, 0, -1):
+            src = self.rotated(project, n)
+            if src.exists():
+                os.replace(src, self.rotated(project, n + 1))
+        os.replace(self.path_for(project), self.rotated(project, 1))
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
     def tail(self, project: Path, limit: int) -> list[dict[str, Any]]:
-        """The last ``limit`` records, oldest first (newest last)."""
+        """The last ``limit`` records across the rotated files, oldest first (newest last)."""
         keep: deque[str] = deque(maxlen=limit)
-        try:
-            with open(self.path_for(project), encoding="utf-8", errors="replace") as src:
-                keep.extend(src)
-        except FileNotFoundError:
-            return []
+        files = [self.rotated(project, n) for n in range(self.keep, 0, -1)]
+        files.append(self.path_for(project))
+        for path in files:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as src:
+                    keep.extend(src)
+            except FileNotFoundError:
+                continue
         out = []
         for line in keep:
             try:

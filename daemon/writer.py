@@ -181,6 +181,17 @@ class WriteQueue:
             self._closed = True
             self._cond.notify_all()
 
+    def abandon(self) -> list[Job]:
+        """Close and take every job not yet started (the shutdown budget ran out): the
+        caller answers them; the writer will not run them."""
+        with self._cond:
+            self._closed = True
+            left = list(self._items)
+            self._items.clear()
+            self._checks.clear()
+            self._cond.notify_all()
+            return left
+
     def depth(self) -> int:
         return len(self._items)
 
@@ -339,6 +350,9 @@ class Writer:
         """Start tracking ``project``: parse its files and publish the first view."""
         tracked = self._tracked.setdefault(project, _Tracked())
         try:
+            # (reliability) A commit a crash cut short is completed before the first read, so
+            # the cache never serves half of it (never called holding the project lock).
+            fsio.recover_if_interrupted(memory_dir_of(project))
             memory = self._load(project, tracked, reuse=False)
         except Exception as exc:
             log.error("cannot read the memory of %s: %s", project, exc)

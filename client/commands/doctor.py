@@ -43,7 +43,20 @@ class _Doctor:
 
     def directories(self) -> None:
         p = self.ctx.paths
-        from ...common.paths import dir_problem
+        from ...common.paths import dir_problem, home_problems, maestro_home
+
+        home = maestro_home()
+        if home is not None:
+            problems = home_problems(home)
+            if problems:
+                self.add(
+                    "maestro home",
+                    "warn",
+                    "; ".join(problems) + " (maestrod refuses to start)",
+                    f"chmod go-w {home} {home.parent}, or choose a private MAESTRO_HOME",
+                )
+            else:
+                self.add("maestro home", "ok", f"{home} (and its parent) private to you")
 
         for label, path in (
             ("runtime dir", p.runtime_dir),

@@ -71,3 +71,14 @@ def test_the_persons_words_after_the_block_are_still_mined(tmp_path: Path) -> No
     assert signal.fact == "Never commit secrets"
     facts = {e.text for e in store.semantic_entries()}
     assert facts == {RULE, "Never commit secrets"}
+
+
+def test_the_block_in_a_prompt_used_as_the_task_references_nothing(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path, clock=lambda: DAY)
+    store.save_semantic(RULE, "user_preference", 0.9)
+    block = store.build_context()
+    task = f"<hook_context>{block}</hook_context>\n\nFix the login form."
+    result = store.build_context_result(task=task, session_id="s", unseen_only=True)
+    assert result.context == ""
+    named = store.build_context_result(task="Switch to pnpm", session_id="t", unseen_only=True)
+    assert RULE in named.context  # the person's own words still find it

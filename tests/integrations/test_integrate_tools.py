@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 import tomllib
 from pathlib import Path
@@ -14,9 +15,19 @@ from typing import Any
 import pytest
 
 from maestro_memory.client.codex_settings import hook_hash
-from maestro_memory.core import MemoryStore
+from maestro_memory.core import MemoryStore, Settings
 
-from .support import run_cli
+from .support import run_cli as _run_cli
+
+# A loaded machine misses the hooks' 0.95 s deadline; widened as test_hooks.py does.
+HOOK_ENV = {"MAESTRO_HOOK_DEADLINE": "10"}
+
+
+def run_cli(
+    args: list[str], *, input: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return _run_cli(args, input=input, env={**(env or os.environ), **HOOK_ENV})
+
 
 CODEX_CONFIG = """# my codex config
 model = "o3"  # keep this comment
@@ -172,9 +183,15 @@ def test_the_prompt_hook_answers_in_the_tools_own_event_and_logs_the_tool(
         "prompt": "From now on, use pnpm instead of npm.",
     }
     proc = run_cli(["hook", tool, "user-prompt"], input=json.dumps(payload).encode())
+    answer = json.loads(proc.stdout)
+    assert answer["systemMessage"].startswith("Remembered: ")  # shown to the person
+    # The prompt as the task: an unrelated rule is injected under the tool's own event name.
+    MemoryStore(project).save_semantic("Always run pnpm audit before a release", "quality_rule")
+    again = dict(payload, prompt="Prepare the pnpm release")
+    proc = run_cli(["hook", tool, "user-prompt"], input=json.dumps(again).encode())
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == event_name
-    assert out["additionalContext"].startswith("Remembered: ")
+    assert "pnpm audit" in out["additionalContext"]
     garbage = run_cli(["hook", tool, "session-start"], input=b"not json")
     assert garbage.returncode == 0 and garbage.stdout == b""
     from maestro_memory.common import paths
@@ -220,7 +237,8 @@ def test_session_end_is_detached_for_codex_and_gemini(
 ) -> None:
     """Codex waits for its SessionEnd hooks and Gemini does not wait at all: the hook returns
     at once and the maintenance finishes on its own."""
-    s = MemoryStore(project, clock=lambda: "2026-01-01")
+    # Three sessions of decay in one day: the per-session unit, as test_hooks.py does.
+    s = MemoryStore(project, clock=lambda: "2026-01-01", settings=Settings(decay_unit="session"))
     s.save_semantic("Likes emoji in commit messages", "user_preference", 0.3)
     s.save_semantic("Never commit secrets", "quality_rule", 1.0)
     for sid in "abc":
