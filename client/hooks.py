@@ -74,10 +74,6 @@ TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
     "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
 }
 _tool = "claude"  # the tool this hook process runs for (one hook per process)
-# Tools whose session-end hook runs detached: Codex waits for it (up to 3 s) before it exits,
-# Gemini does not wait and may end it half way. The person's tool returns at once; the
-# maintenance goes on in its own session, under the same watchdog.
-DETACHED_SESSION_END = ("codex", "gemini")
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
@@ -401,27 +397,6 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     return _HANDLERS[event](memory, data, hook_budget())
 
 
-def _detach() -> bool:
-    """Fork; True in the parent. The child goes on in a session of its own with stdout and
-    stderr on /dev/null (the tool reads the hook's stdout to its end) and reads the hook's
-    stdin itself. No fork, no detaching: the hook runs in place."""
-    if not hasattr(os, "fork"):
-        return False
-    try:
-        pid = os.fork()
-    except OSError:
-        return False
-    if pid > 0:
-        return True
-    with contextlib.suppress(OSError):
-        os.setsid()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.close(devnull)
-    return False
-
-
 def run_claude_hook(
     event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
 ) -> int:
@@ -435,8 +410,6 @@ def run_hook(
     """Run one hook for ``tool``; always returns 0 (fail-open). Output only on success."""
     global _tool
     _tool = tool if tool in TOOLS else "claude"
-    if event == "session-end" and _tool in DETACHED_SESSION_END and stdin is None and _detach():
-        return 0  # the parent: the tool stops waiting here; the child does the work
     started = time.monotonic()
     _STARTED[0] = started
     output = ""
