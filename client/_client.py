@@ -23,7 +23,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
@@ -263,6 +263,23 @@ class Client:
         if decisions is not None:
             args["decisions"] = dict(decisions)
         return self.call("maintenance", args, project=project)
+
+    def forget(
+        self,
+        entry_ids: Sequence[str] | None = None,
+        *,
+        match: str | None = None,
+        dry_run: bool = False,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """Remove entries (by id, or every entry whose text contains ``match``) and every copy
+        of their text from the memory files; ``dry_run`` lists what would go."""
+        args: dict[str, Any] = {"dry_run": dry_run}
+        if entry_ids is not None:
+            args["entry_ids"] = list(entry_ids)
+        if match is not None:
+            args["match"] = match
+        return self.call("forget", args, project=project)
 
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None

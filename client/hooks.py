@@ -146,7 +146,10 @@ def log_path() -> Path:
     return paths.resolve().log_dir / LOG_NAME
 
 
-def log_reason(event: str, reason: str) -> None:
+def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
+    """Append one line to the hook log. ``reason`` passes the privacy screen first (it may
+    quote what a daemon or a payload said); ``screen=False`` is for this module's own fixed
+    messages on the deadline paths, which must not wait for the screen to load."""
     try:
         path = log_path()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -155,6 +158,10 @@ def log_reason(event: str, reason: str) -> None:
                 os.replace(path, path.with_name(LOG_NAME + ".1"))
         except FileNotFoundError:
             pass
+        if screen:
+            from ..core.secrets import redact  # loads only when a hook has something to log
+
+            reason = redact(reason)
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
         line = " ".join(f"{stamp} pid={os.getpid()} {_tool} {event}: {reason}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -188,7 +195,9 @@ class _Watchdog:
     def _backstop(self) -> None:
         remaining = self.hard_deadline - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
-            log_reason(self.event, f"still running after {self.hard_deadline:g} s; exited")
+            log_reason(
+                self.event, f"still running after {self.hard_deadline:g} s; exited", screen=False
+            )
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
@@ -422,7 +431,7 @@ def run_hook(
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
         elapsed, deadline = time.monotonic() - started, time_limits()[0]
-        log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)")
+        log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
     except _Skip as exc:
         log_reason(event, str(exc))
     except MaestroError as exc:

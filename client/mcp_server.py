@@ -105,6 +105,14 @@ def build_server(
     def reinforce(entry_id: str, confirmed: bool = False) -> dict[str, Any]:
         return _run(lambda: memory.reinforce(entry_id, confirmed))
 
+    @server.tool(
+        description="Forget entries for good, by id (see search): removes them and every "
+        "copy of their text from the memory files; the log keeps only the id and the date. "
+        "Use when the user asks to forget something, or when a secret was remembered."
+    )
+    def forget(entry_ids: list[str]) -> dict[str, Any]:
+        return _run(lambda: memory.forget(entry_ids))
+
     def file_reader(kind: str) -> Callable[[], str]:
         path = layout.memory_dir(project) / FILES[kind]
 

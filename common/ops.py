@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..core.memory import Memory, MemoryView, Settings
-from ..core.model import MemoryError_, NotFoundError, RejectedError
+from ..core.model import ForgetReport, MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
 from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
 
@@ -176,11 +176,14 @@ def op_save_semantic(backend: Backend, project: Path, args: Args) -> dict[str, A
     fact = req_str(args, "fact")
     category = req_str(args, "category")
     confidence = opt_number(args, "confidence")
-    return core_errors(
+    result = core_errors(
         lambda: backend.write(
             project, "save_semantic", lambda m: m.save_semantic(fact, category, confidence)
         )
-    ).to_dict()
+    )
+    if result.screened:  # a secret: an error the caller cannot miss (CLI exit 1)
+        raise OpError(REJECTED, result.reason)
+    return result.to_dict()
 
 
 @memory_op("save_episodic", "context", "session_id", "confidence")
@@ -268,6 +271,30 @@ def op_entries(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     if sector == "archive":
         entries += memory.archived_entries()
     return {"entries": [e.to_dict() for e in entries], "problems": memory.problems()}
+
+
+@memory_op("forget", "entry_ids", "match", "dry_run")
+def op_forget(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    """Remove entries by id (or every entry whose text contains ``match``) and every copy of
+    their text. ``dry_run`` lists what would go."""
+    ids = args.get("entry_ids")
+    match = opt_str(args, "match")
+    dry_run = opt_bool(args, "dry_run")
+    if (ids is None) == (match is None):
+        raise OpError(BAD_REQUEST, "give exactly one of 'entry_ids' or 'match'")
+    if ids is not None and (
+        not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids)
+    ):
+        raise OpError(BAD_REQUEST, "'entry_ids' must be a non-empty list of entry ids")
+
+    def apply(memory: Memory) -> ForgetReport:
+        chosen = ids if ids is not None else [e.id for e in memory.matching(match)]
+        if not chosen:
+            raise NotFoundError(f"no entry contains {match!r}")
+        return memory.forget(list(dict.fromkeys(chosen)), dry_run=dry_run)
+
+    # A dry run runs in the writer too, so it sees every write queued before it.
+    return core_errors(lambda: backend.write(project, "forget", apply)).to_dict()
 
 
 def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> dict[str, Any]:

@@ -81,6 +81,7 @@ OPS: dict[str, OpFacts] = _facts(
     ("detect_signals", True,  False, "write",   True),
     ("reinforce",      True,  False, "write",   True),
     ("maintenance",    True,  False, "write",   True),
+    ("forget",         True,  False, "write",   True),  # a repeat is not_found: no retry
 )
 # fmt: on
 

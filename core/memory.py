@@ -43,6 +43,7 @@ from .model import (
     REINFORCED_BY_REVIEW,
     ContextResult,
     Entry,
+    ForgetReport,
     InitReport,
     MaintenanceReport,
     MemoryError_,
@@ -58,6 +59,7 @@ from .model import (
     validate_text,
 )
 from .related import may_relate
+from .secrets import redact, screen, strip_private
 from .signals import detect_signals
 
 FILES: dict[FileKind, str] = {
@@ -73,6 +75,7 @@ SHOWN_PER_SESSION = 200
 RESULT_CACHE = 256  # context results kept per snapshot
 Decision = Literal["remove", "archive", "reinforce"]
 DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
+FORGOTTEN_MARK = "[forgotten]"
 
 
 DecayUnit = Literal["day", "session"]
@@ -411,10 +414,7 @@ class Memory:
 
     # -- removal, archive, logs ----------------------------------------------------------------
     def _log(self, kind: FileKind, verb: str, text: str, why: str) -> str:
-        quoted = " ".join(text.split()).replace('"', "'")
-        if len(quoted) > 120:
-            quoted = quoted[:119] + "…"
-        line = f'- [{self.today}] {verb}: "{quoted}" ({why})'
+        line = redact(f'- [{self.today}] {verb}: "{log_quote(text)}" ({why})')
         self.docs[kind].append_log(line)
         self._touch(kind)
         return line
@@ -432,12 +432,12 @@ class Memory:
         block = EntryBlock(
             [],
             b.id,
-            b.text,
+            redact(b.text),  # an entry typed in by hand before the screen existed
             b.confidence,
             b.date or self.today,
             meta,
             category=b.category,
-            body=[f"- archived {self.today} from {FILES[kind]}: {note}"],
+            body=[redact(f"- archived {self.today} from {FILES[kind]}: {note}")],
         )
         insert_entry(self.docs["archive"], ARCHIVED_HEADING, block, top=False)
         self._touch("archive")
@@ -459,6 +459,19 @@ class Memory:
         conf = (
             DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
         )
+        screened = screen(text)
+        if screened.empty:
+            return SaveResult(
+                action="rejected",
+                entry=None,
+                reason="the fact is entirely <private>; not saved",
+                screened=True,
+            )
+        if screened.kinds:  # a secret in a rule is refused, never stored with a hole in it
+            return SaveResult(
+                action="rejected", entry=None, reason=screened.reason(), screened=True
+            )
+        text = " ".join(screened.text.split())
         doc = self.docs["semantic"]
 
         tomb = self._tombstone(text, cat)
@@ -554,6 +567,7 @@ class Memory:
         conf = (
             DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
         )
+        raw = _screened_episodic(raw)
         body = _episodic_body(raw)
         text = " ".join(raw.split())
         new = EntryBlock(
@@ -580,7 +594,7 @@ class Memory:
         """The episodic note a session leaves (``core.digest``): one per session id. A resumed
         session's note replaces its earlier one in place (fresh: salience 1.0, today's date)
         instead of adding a second. Returns the entry and whether it was an update."""
-        raw = validate_text(note, name="note")
+        raw = _screened_episodic(validate_text(note, name="note"))
         sid = _validate_session(session_id)
         conf = (
             DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
@@ -687,6 +701,8 @@ class Memory:
         out = []
         # Never learn from our own output: the injected memory and its wrappers go first.
         user_message = strip_injected(user_message)
+        user_message = strip_private(user_message)
+        assistant_response = strip_private(assistant_response)
         for found in detect_signals(user_message, assistant_response):
             try:
                 _validate_fact(found.fact, name="fact")
@@ -703,7 +719,7 @@ class Memory:
                 result.entry.source = "user"
             out.append(
                 Signal(
-                    fact=found.fact,
+                    fact=redact(found.fact),  # a rejected fact is shown without its secret
                     category=found.category,
                     confidence=found.confidence,
                     action=result.action,
@@ -711,6 +727,102 @@ class Memory:
                 )
             )
         return out
+
+    # -- forget --------------------------------------------------------------------------------
+    def _blocks_with_id(self, entry_id: str) -> list[tuple[FileKind, EntryBlock]]:
+        return [
+            (kind, b) for kind, doc in self.docs.items() for b in doc.entries() if b.id == entry_id
+        ]
+
+    def matching(self, needle: object) -> list[Entry]:
+        """Entries (live and archived) whose text contains ``needle``, case-insensitively."""
+        probe = validate_text(needle, name="match").casefold()
+        return [
+            e
+            for e in self.semantic_entries() + self.episodic_entries() + self.archived_entries()
+            if probe in e.text.casefold()
+        ]
+
+    def forget(self, entry_ids: object, dry_run: bool = False) -> ForgetReport:
+        """Remove entries by id from every file, and their text from every Maintenance Log line
+        and archive note; one log line per entry records the id and date, not the text. The one
+        deletion the memory makes on request: nothing of the text is kept."""
+        if not isinstance(dry_run, bool):
+            raise MemoryError_(f"dry_run must be true or false, got {dry_run!r}")
+        if isinstance(entry_ids, str) or not isinstance(entry_ids, list | tuple) or not entry_ids:
+            raise MemoryError_("entry_ids must be a non-empty list of entry ids")
+        found: dict[str, list[tuple[FileKind, EntryBlock]]] = {}
+        for eid in entry_ids:
+            if not isinstance(eid, str) or not eid:
+                raise MemoryError_(f"entry ids must be non-empty strings, got {eid!r}")
+            blocks = self._blocks_with_id(eid)
+            if not blocks:
+                raise NotFoundError(f"no entry with id {eid!r}")  # before anything changes
+            found[eid] = blocks
+        forgotten = []
+        for blocks in found.values():
+            kind, b = blocks[0]
+            sector: Sector = (
+                "episodic" if kind == "episodic" or b.meta.get("sec") == "episodic" else "semantic"
+            )
+            entry = self._entry(b, sector)
+            entry.text = redact(entry.text)
+            forgotten.append(entry)
+        report = ForgetReport(dry_run=dry_run, forgotten=forgotten, log_lines=[])
+        if dry_run:
+            return report
+        texts: set[str] = set()
+        for eid, blocks in found.items():
+            for kind, b in blocks:
+                texts.add(b.text)
+                b.removed = True
+                self._touch(kind)
+            home = blocks[0][0]
+            line = f"- [{self.today}] Forgotten: {eid} (forgotten by request)"
+            self.docs[home].append_log(line)
+            self._touch(home)
+            report.log_lines.append(line)
+        report.scrubbed_lines = self._scrub(texts)
+        return report
+
+    def _scrub(self, texts: set[str]) -> int:
+        """Replace every quotation of ``texts`` in log lines and archive notes by a marker."""
+        forms: set[str] = set()
+        for text in texts:
+            flat = " ".join(text.split())
+            forms |= {flat, flat.replace('"', "'"), log_quote(text)}
+            if log_quote(text).endswith("…"):
+                forms.add(log_quote(text)[:-1])
+            forms |= {redact(f) for f in list(forms)}
+        ordered = sorted((f for f in forms if len(f) >= 3), key=len, reverse=True)
+
+        def scrub(line: str) -> str:
+            # The whole quotation goes, with the reason after it: a reason such as "changed
+            # value: nebula-7 -> nebula-9" quotes pieces of the text.
+            if not any(form in line for form in ordered):
+                return line
+            eol = line[len(line.rstrip("\r\n")) :]
+            head = line.split('"', 1)[0] if '"' in line else line[: len(line) - len(line.lstrip())]
+            return f"{head}{FORGOTTEN_MARK}{eol}"
+
+        count = 0
+        for kind, doc in self.docs.items():
+            for section in doc.sections:
+                for blk in section.blocks:
+                    if isinstance(blk, RawBlock):
+                        new = [scrub(x) for x in blk.lines]
+                        if new != blk.lines:
+                            count += sum(a != b for a, b in zip(new, blk.lines, strict=True))
+                            blk.lines = new
+                            self._touch(kind)
+                    elif not blk.removed and blk.body:
+                        body = [scrub(x) for x in blk.body]
+                        if body != blk.body:
+                            count += sum(a != b for a, b in zip(body, blk.body, strict=True))
+                            blk.body = body
+                            blk.dirty = True
+                            self._touch(kind)
+        return count
 
     # -- maintenance ---------------------------------------------------------------------------
     def _proposals(self) -> list[tuple[Sector, EntryBlock, Proposal]]:
@@ -941,6 +1053,15 @@ class MemoryView:
         }
 
 
+def _screened_episodic(raw: str) -> str:
+    """Episodic text on its way to disk: <private> spans gone, a secret replaced by a marker
+    (the other words are kept); an entirely private text is refused."""
+    screened = screen(raw)
+    if screened.empty:
+        raise RejectedError("the context is entirely <private>; nothing saved")
+    return screened.text.strip()
+
+
 def _episodic_body(raw: str) -> list[str]:
     """Body lines of an episodic entry: a line starting with '#' is escaped, so a note cannot
     end its entry or open a section; trailing blank lines dropped."""
@@ -955,6 +1076,12 @@ def _episodic_body(raw: str) -> list[str]:
 
 def _source(value: str | None) -> Literal["user", "hand"] | None:
     return value if value in ("user", "hand") else None  # type: ignore[return-value]
+
+
+def log_quote(text: str) -> str:
+    """How a Maintenance Log line quotes an entry's text."""
+    quoted = " ".join(text.split()).replace('"', "'")
+    return quoted[:119] + "…" if len(quoted) > 120 else quoted
 
 
 def _new_id(prefix: str) -> str:

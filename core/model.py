@@ -147,6 +147,7 @@ class SaveResult(_ToDict):
     entry: Entry | None
     replaced: Entry | None = None
     reason: str = ""
+    screened: bool = False  # rejected by the privacy screen (a secret, or entirely private)
 
 
 @dataclass
@@ -201,6 +202,16 @@ class MaintenanceReport(_ToDict):
         data = super().to_dict()
         data["counts"] = self.counts
         return data
+
+
+@dataclass
+class ForgetReport(_ToDict):
+    """What ``forget`` removed (or, in a dry run, would remove). Texts are shown screened."""
+
+    dry_run: bool
+    forgotten: list[Entry]
+    log_lines: list[str]
+    scrubbed_lines: int = 0  # Maintenance Log lines and archive notes that quoted the text
 
 
 @dataclass

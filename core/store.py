@@ -27,6 +27,7 @@ from .memory import FILES, STATE_FILE, Memory, Settings
 from .model import (
     ContextResult,
     Entry,
+    ForgetReport,
     InitReport,
     MaintenanceReport,
     SaveResult,
@@ -228,6 +229,17 @@ class MemoryStore:
         if dry_run:
             return self.read().memory_maintenance(decisions, dry_run=True)
         return self.mutate(lambda m: m.memory_maintenance(decisions, dry_run=False))
+
+    def forget(self, entry_id: str | list[str], dry_run: bool = False) -> ForgetReport:
+        """Remove entries (by id) and every copy of their text from the memory files."""
+        ids = [entry_id] if isinstance(entry_id, str) else entry_id
+        if dry_run:
+            return self.read().forget(ids, dry_run=True)
+        return self.mutate(lambda m: m.forget(ids))
+
+    def matching(self, text: str) -> list[Entry]:
+        """Entries, live or archived, whose text contains ``text`` (case-insensitive)."""
+        return self.read().matching(text)
 
     def build_context(
         self,

@@ -24,6 +24,19 @@ log = logging.getLogger("maestrod")
 LOG_FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(message)s"
 
 
+class RedactingFilter(logging.Filter):
+    """Every log record passes the privacy screen: a message (or a traceback) that quotes a
+    client's text never writes a secret into the log file."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from ..core.secrets import redact
+
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
 def setup_logging(log_path: Path, verbose: bool) -> None:
     formatter = logging.Formatter(LOG_FORMAT)
     file_handler = logging.FileHandler(log_path, encoding="utf-8")
@@ -31,7 +44,11 @@ def setup_logging(log_path: Path, verbose: bool) -> None:
     root = logging.getLogger()
     for handler in (file_handler, stderr_handler):
         handler.setFormatter(formatter)
+        handler.addFilter(RedactingFilter())
         root.addHandler(handler)
+    from ..core.secrets import preload
+
+    preload()  # the screen's library, once, before the first request or log line
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     for noisy in ("apscheduler", "watchdog"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -34,7 +34,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..core.memory import Memory, MemoryView
+from ..core import fsio
+from ..core.memory import FORGOTTEN_MARK, Memory, MemoryView
+from ..core.secrets import redact_value
 
 log = logging.getLogger("maestrod")
 
@@ -105,8 +107,9 @@ class Journal:
         return path.with_name(f"{path.name}.{n}")
 
     def append(self, project: Path, records: Iterable[dict[str, Any]]) -> None:
+        # Records hold ids and scores, but also what a client sent (a session id): screened.
         data = "".join(
-            json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records
+            json.dumps(redact_value(r), ensure_ascii=False, sort_keys=True) + "\n" for r in records
         ).encode("utf-8")
         if not data:
             return
@@ -145,6 +148,39 @@ class Journal:
             finally:
                 os.close(dir_fd)
 
+    def scrub(self, project: Path, texts: Iterable[str]) -> int:
+        """Rewrite the journal of ``project`` (the current file and every rotated one) with each
+        string that contains one of ``texts`` replaced by a marker (``forget``). Returns the
+        number of records changed."""
+        needles = [t for t in texts if t]
+        if not needles:
+            return 0
+        escaped = [json.dumps(n, ensure_ascii=False)[1:-1] for n in needles]
+        changed = 0
+        with self._lock:
+            files = [self.path_for(project)]
+            files += [self.rotated(project, n) for n in range(1, self.keep + 1)]
+            for path in files:
+                try:
+                    old = path.read_text(encoding="utf-8", errors="replace")
+                except FileNotFoundError:
+                    continue
+                new = []
+                hits = 0
+                for line in old.splitlines(keepends=True):
+                    if any(n in line for n in needles) or any(e in line for e in escaped):
+                        try:
+                            rec = _scrub_value(json.loads(line), needles)
+                            line = json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
+                        except ValueError:
+                            line = "{}\n"  # a torn line that quotes the text: drop its content
+                        hits += 1
+                    new.append(line)
+                if hits:
+                    fsio.write_atomic(path, "".join(new).encode("utf-8"), mode=0o600)
+                    changed += hits
+        return changed
+
     def tail(self, project: Path, limit: int) -> list[dict[str, Any]]:
         """The last ``limit`` records across the rotated files, oldest first (newest last)."""
         keep: deque[str] = deque(maxlen=limit)
@@ -163,6 +199,16 @@ class Journal:
             except ValueError:
                 continue  # a torn last line after a crash
         return out
+
+
+def _scrub_value(value: Any, needles: list[str]) -> Any:
+    if isinstance(value, str):
+        return FORGOTTEN_MARK if any(n in value for n in needles) else value
+    if isinstance(value, list):
+        return [_scrub_value(v, needles) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub_value(v, needles) for k, v in value.items()}
+    return value
 
 
 def record(

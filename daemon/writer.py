@@ -263,6 +263,7 @@ class Writer:
     ) -> None:
         self.cache = cache
         self.journal = journal
+        self._forgotten: dict[Path, list[str]] = {}  # texts to scrub from the journal
         self.settings = settings
         self.queue = WriteQueue()
         self._context = context
@@ -495,6 +496,9 @@ class Writer:
         tracked.signature = done.signature
         self.cache.publish(project, done.memory.view())
         self.journal.append(project, records)
+        forgotten = self._forgotten.pop(project, None)
+        if forgotten:  # forget: no copy of the text in the journal either
+            self.journal.scrub(project, forgotten)
         for job, outcome in results:
             self._finish(job, outcome)
         if len(pending) > 1 or written:
@@ -522,6 +526,7 @@ class Writer:
         for job in jobs:
             before = jr.memory_values(memory)
             marker = _change_marker(memory)
+            texts = _forget_texts(memory, job.args) if job.op == "forget" else []
             try:
                 result = self._run_one(job, memory)
             except OpError as exc:
@@ -533,6 +538,8 @@ class Writer:
                 )
                 return results, records, job
             results.append((job, Outcome.success(result)))
+            if texts and not result.get("dry_run"):
+                self._forgotten.setdefault(job.project, []).extend(texts)
             if _change_marker(memory) != marker:
                 session = job.args.get("session_id", result.get("session_id"))
                 records.append(
@@ -579,3 +586,15 @@ class Writer:
         tracked.memory, tracked.signature, tracked.hashes = None, None, {}
         with contextlib.suppress(Exception):
             self.attach(project)
+
+
+def _forget_texts(memory: Memory, args: Args) -> list[str]:
+    """The texts a ``forget`` request is about to remove (to scrub them from the journal)."""
+    ids = args.get("entry_ids")
+    match = args.get("match")
+    if isinstance(match, str) and match.strip():
+        ids = [e.id for e in memory.matching(match)]
+    if not isinstance(ids, list):
+        return []
+    wanted = {i for i in ids if isinstance(i, str)}
+    return [b.text for doc in memory.docs.values() for b in doc.entries() if b.id in wanted]

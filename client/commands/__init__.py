@@ -7,6 +7,7 @@ doctor         doctor
 projects       register, unregister, projects
 memory         init, context, save-semantic, save-episodic, detect, reinforce,
                maintain, review, entries, log
+privacy        forget
 service        service install | uninstall | status
 hook           hook claude <event>
 integrations   integrate claude, mcp, merge-driver, git-setup
@@ -19,7 +20,7 @@ command runs.
 
 from __future__ import annotations
 
-from . import doctor, hook, integrations, lifecycle, memory, projects, service, status
+from . import doctor, hook, integrations, lifecycle, memory, privacy, projects, service, status
 from .base import (
     COMMANDS,
     DEFAULT_TIMEOUT,
@@ -34,7 +35,7 @@ from .base import (
 )
 
 # The groups in --help order; each registered its commands when imported.
-GROUPS = (lifecycle, status, doctor, projects, memory, service, hook, integrations)
+GROUPS = (lifecycle, status, doctor, projects, memory, privacy, service, hook, integrations)
 _ordered = {
     name: cmd
     for group in GROUPS

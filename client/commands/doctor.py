@@ -375,6 +375,9 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.current_project()
     doctor.codex_tool()
     doctor.gemini_tool()
+    from .privacy import doctor_privacy
+
+    doctor_privacy(doctor)
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     lines = []

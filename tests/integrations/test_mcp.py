@@ -23,7 +23,7 @@ from maestro_memory.core import MemoryStore
 
 from .support import maestroctl_cmd
 
-TOOLS = {"get_context", "remember", "note", "search", "reinforce"}
+TOOLS = {"get_context", "remember", "note", "search", "reinforce", "forget"}
 
 
 def in_session(
