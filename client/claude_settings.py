@@ -54,18 +54,21 @@ _OURS = re.compile(
 PROGRAM = "maestroctl"
 
 
-def hook_command(event: str, program: str | None = None, portable: bool = True) -> str:
-    """The command Claude Code runs for ``event``; always exits 0 (see the module doc).
+def hook_command(
+    event: str, program: str | None = None, portable: bool = True, tool: str = "claude"
+) -> str:
+    """The command an agent tool runs for our ``event``; always exits 0 (see the module doc).
+    The one place this command is made, for every tool (``_agent_settings`` calls it).
 
     ``program`` (already shell-quoted) replaces the absolute path in the non-portable form."""
     if portable and program is None:
-        return f"command -v {PROGRAM} >/dev/null 2>&1 && {PROGRAM} hook claude {event} || true"
+        return f"command -v {PROGRAM} >/dev/null 2>&1 && {PROGRAM} hook {tool} {event} || true"
     if program is None:
         from .gitmerge import maestroctl_program
 
         prog = shlex.quote(maestroctl_program())
-        return f"test -x {prog} && {prog} hook claude {event} || true"
-    return f"{program} hook claude {event} || true"
+        return f"test -x {prog} && {prog} hook {tool} {event} || true"
+    return f"{program} hook {tool} {event} || true"
 
 
 def hook_event(hook: object) -> str | None:
