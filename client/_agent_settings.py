@@ -1,24 +1,31 @@
-"""What ``integrate codex`` and ``integrate gemini`` share: the hook command, our hook groups in
-a Claude-Code-shaped ``hooks`` object, JSON files read and written in their own indent, and the
-report of one run (what changed, what the person still has to do).
+"""What every tool's ``integrate`` shares (Claude Code, Codex, Gemini): the one hook command,
+our hook groups in a Claude-Code-shaped ``hooks`` object, JSON files read and written in their
+own indent, and the report of one run (what changed, what the person still has to do).
 
-``hook_command(tool, event, scope)`` gives Codex and Gemini the command string that
-``claude_settings.hook_command`` makes for every tool (team, issue 13): a file that may be
-committed (project scope) names no path of this machine and calls ``maestroctl`` from PATH; a
-file of this machine (user scope) names this ``maestroctl`` by its absolute path. Either way the
-command exits 0 when maestroctl is missing, so a teammate without it sees nothing.
+``hook_command`` is the one place the command string is made, for every tool: a file that may
+be committed (project scope) names no path of this machine and calls ``maestroctl`` from PATH
+(``command -v maestroctl >/dev/null 2>&1 && maestroctl hook <tool> <event> || true``); a file
+of this machine (local/user scope) names this ``maestroctl`` by its absolute path, guarded by
+``test -x``. Either way the command exits 0 when maestroctl is missing, so a teammate without it
+sees nothing. The tools run it with ``/bin/sh -c`` (dash on Debian), so it is plain POSIX sh.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import claude_settings
-from .claude_settings import IntegrationError
+PROGRAM = "maestroctl"
+# (tool's event name, our hook event, timeout in the tool's unit)
+HookSpec = tuple[str, str, int]
+
+
+class IntegrationError(Exception):
+    """A settings file cannot be edited safely (unreadable, not the expected shape)."""
 
 
 def maestroctl_path() -> str:
@@ -27,13 +34,21 @@ def maestroctl_path() -> str:
     return maestroctl_program()
 
 
-def hook_command(tool: str, event: str, scope: str = "project") -> str:
-    """The shell command a tool runs for our ``event`` (always exits 0): the project scope's
-    portable form, else this maestroctl by its absolute path."""
-    return claude_settings.hook_command(event, portable=scope == "project", tool=tool)
+def hook_command(tool: str, event: str, portable: bool = True, program: str | None = None) -> str:
+    """The command ``tool`` runs for our ``event``; always exits 0 (see the module doc).
+
+    ``program`` (already shell-quoted) replaces the absolute path in the non-portable form."""
+    if portable and program is None:
+        return f"command -v {PROGRAM} >/dev/null 2>&1 && {PROGRAM} hook {tool} {event} || true"
+    if program is None:
+        prog = shlex.quote(maestroctl_path())
+        return f"test -x {prog} && {prog} hook {tool} {event} || true"
+    return f"{program} hook {tool} {event} || true"
 
 
 def _ours_pattern(tool: str) -> re.Pattern[str]:
+    # Ours: `<…maestroctl> hook <tool> <event>`, bare (older versions) or in the fail-open
+    # wrapper; a hand-wired `hook claude` line in another tool's file is ours to replace too.
     return re.compile(
         r"""(?:^|[\s/'"])(?:maestroctl|maestro_memory\.client\.cli\w*)['"]?"""
         rf"""\s+hook\s+(?:{re.escape(tool)}|claude)\s+"""
@@ -42,8 +57,7 @@ def _ours_pattern(tool: str) -> re.Pattern[str]:
 
 
 def our_event(hook: object, tool: str) -> str | None:
-    """Our event when ``hook`` is one of our hooks for ``tool`` (or a hand-wired ``hook
-    claude`` one, which ``integrate`` replaces), else None."""
+    """Our event when ``hook`` is one of our hooks for ``tool``, else None."""
     if isinstance(hook, dict) and hook.get("type") == "command":
         command = hook.get("command")
         if isinstance(command, str):
@@ -54,17 +68,22 @@ def our_event(hook: object, tool: str) -> str | None:
 
 
 def add_hooks(
-    settings: dict[str, Any], tool: str, specs: tuple[tuple[str, str, int], ...], scope: str
+    settings: dict[str, Any],
+    tool: str,
+    specs: tuple[HookSpec, ...],
+    *,
+    portable: bool,
+    program: str | None = None,
 ) -> None:
-    """Our hooks into ``settings["hooks"]``, once each (an older one of ours is rewritten in
-    place); everything else untouched. ``specs``: (tool event, our event, timeout)."""
+    """Our hooks into ``settings["hooks"]``, once each (an older one of ours -- a moved
+    maestroctl, a bare path -- is rewritten in place); everything else untouched."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise IntegrationError("'hooks' is not an object")
     for tool_event, event, timeout in specs:
         wanted = {
             "type": "command",
-            "command": hook_command(tool, event, scope),
+            "command": hook_command(tool, event, portable, program),
             "timeout": timeout,
         }
         groups = hooks.setdefault(tool_event, [])
@@ -84,7 +103,8 @@ def add_hooks(
 
 
 def remove_hooks(settings: dict[str, Any], tool: str) -> bool:
-    """Our hooks out of ``settings`` (groups and events that held only ours go too)."""
+    """Our hooks out of ``settings`` (groups and events that held only ours go too); whether
+    there were any."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return False
@@ -131,10 +151,23 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise IntegrationError(f"{path} is not valid JSON ({exc}); fix it first") from exc
+        raise IntegrationError(
+            f"{path} is not valid JSON ({exc}); fix it first, nothing was changed"
+        ) from exc
     if not isinstance(data, dict):
         raise IntegrationError(f"{path} does not hold a JSON object; nothing was changed")
     return data
+
+
+def write_text(path: Path, text: str) -> None:
+    """``text`` into ``path`` atomically (the folder is made if missing)."""
+    from ..core import fsio
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fsio.write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise IntegrationError(f"cannot write {path}: {exc}") from exc
 
 
 def _indent_of(text: str) -> str | int:
@@ -181,21 +214,18 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
     def apply(self) -> None:
-        from ..core import fsio
-
         if self.dry_run:
             return
         for change in self.changes:
             if change.action == "unchanged":
                 continue
+            if change.after is not None:
+                write_text(change.path, change.after)
+                continue
             try:
-                if change.after is None:
-                    change.path.unlink(missing_ok=True)
-                else:
-                    change.path.parent.mkdir(parents=True, exist_ok=True)
-                    fsio.write_atomic(change.path, change.after.encode("utf-8"))
+                change.path.unlink(missing_ok=True)
             except OSError as exc:
-                raise IntegrationError(f"cannot write {change.path}: {exc}") from exc
+                raise IntegrationError(f"cannot delete {change.path}: {exc}") from exc
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _agent_settings as common
-from .claude_settings import IntegrationError
+from ._agent_settings import IntegrationError
 
 TOOL = "codex"
 SCOPES = ("project", "user")
@@ -232,7 +232,7 @@ def integrate_codex(
         if not changed:
             hooks_after = hooks_before
     else:
-        common.add_hooks(hooks_doc, TOOL, CODEX_HOOKS, scope)
+        common.add_hooks(hooks_doc, TOOL, CODEX_HOOKS, portable=scope == "project")
         hooks_after = common.dump_json(hooks_doc, hooks_before)
     report.changes.append(common.FileChange(hpath, hooks_before, hooks_after))
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _agent_settings as common
-from .claude_settings import IntegrationError
+from ._agent_settings import IntegrationError
 
 TOOL = "gemini"
 SCOPES = ("project", "user")
@@ -121,7 +121,7 @@ def integrate_gemini(
         )
     else:
         before = repr(hooks_file.doc.get("hooks"))
-        common.add_hooks(hooks_file.doc, TOOL, GEMINI_HOOKS, scope)
+        common.add_hooks(hooks_file.doc, TOOL, GEMINI_HOOKS, portable=scope == "project")
         hooks_file.dirty = repr(hooks_file.doc.get("hooks")) != before
         servers = user_file.doc.setdefault("mcpServers", {}) if mcp else None
         if servers is None:
