@@ -6,7 +6,11 @@ Bands, as the spec sets them:
 * 0.4 <= confidence <= 0.7: included when *relevant* to the task (or the query);
 * 0.2 <= confidence < 0.4: included only when matched by the query ("directly queried");
 * below 0.2 (flagged for maintenance) and 0.0 (contradicted): never.
-* episodic: salience >= 0.3 and confidence >= 0.4, the top 5 by salience x confidence.
+* episodic: salience >= 0.3 and confidence >= 0.4, at most 5: the most recent (entry date),
+  then by salience x confidence. Salience decides what survives, not what is "recent": an
+  entry a session references gains +0.2 salience, so ranking by salience would let the notes
+  that were shown (and so referenced) keep the "Recent context" for ever and no newer session
+  would ever appear in it (seen with the real Claude Code CLI over 20 days: issue 10).
 
 Relevance is lexical (``core.text``): an entry is relevant to a probe when it shares at least
 one content token with it, after dropping ``GENERIC`` words that every task contains ("fix",
@@ -88,6 +92,7 @@ class Candidate:
     confidence: float
     salience: float | None = None  # None: semantic
     last_referenced: str = ""  # ISO day a session last counted it as referenced; "" never
+    date: str = ""  # episodic: the ISO day the entry was written (or its session last ended)
     # Stated by the person (in their own prompt, or typed into the file) with an original
     # confidence >= INSTRUCTION_MIN.
     stated: bool = False
@@ -137,7 +142,7 @@ class ContextIndex:
 
     * the high band pre-sorted by confidence (file order breaks ties), lines pre-rendered;
     * an inverted index token -> positions for each band, for relevance;
-    * the episodic top 5, already chosen.
+    * the episodic "Recent context" (5 at most, newest first), already chosen.
     """
 
     def __init__(self, semantic: Sequence[Candidate], episodic: Sequence[Candidate]) -> None:
@@ -160,7 +165,9 @@ class ContextIndex:
             and c.salience >= EPISODIC_MIN_SALIENCE
             and c.confidence >= EPISODIC_MIN_CONFIDENCE
         ]
+        # Newest first; the same day: salience x confidence; then file order (newest on top).
         eligible.sort(key=lambda c: -(c.salience or 0.0) * c.confidence)
+        eligible.sort(key=lambda c: c.date, reverse=True)  # stable, reverse keeps ties' order
         self.recent = [
             line(
                 c,
@@ -275,9 +282,8 @@ class ContextIndex:
         text = "\n".join(lines)
         included = [x.candidate.id for x in instructions + reference + episodic]
         # Under "injected" every semantic entry shown is referenced. Episodic entries are shown
-        # for being recent, not for being used: they count only when relevant, or the "Recent
-        # context" shown to every session would reinforce itself (+0.2 salience per session)
-        # and outrank every newer entry for ever.
+        # for being recent, not for being used: they count only when relevant (and being
+        # referenced keeps them alive longer, never first in "Recent context": that is by date).
         shown = {x.candidate.id for x in instructions + reference}
         relevant = [i for i in included if chosen[i] or (reinforce_on == "injected" and i in shown)]
         return ContextResult(

@@ -991,6 +991,7 @@ class MemoryView:
                             e.confidence,
                             e.salience,
                             last_referenced=e.last_referenced or "",
+                            date=e.date,
                         )
                         for e in self.episodic
                     ],
