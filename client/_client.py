@@ -27,19 +27,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
-from ..common.replies import (
-    ContextReply,
-    EntriesReply,
-    EntryReply,
-    HelloReply,
-    LogReply,
-    PingReply,
-    ProjectsReply,
-    RegisterReply,
-    ShutdownReply,
-    SignalsReply,
-    UnregisterReply,
-)
 from .errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -52,6 +39,19 @@ if TYPE_CHECKING:
     import zmq
 
     from ..common.paths import Paths
+    from ..common.replies import (
+        ContextReply,
+        EntriesReply,
+        EntryReply,
+        HelloReply,
+        LogReply,
+        PingReply,
+        ProjectsReply,
+        RegisterReply,
+        ShutdownReply,
+        SignalsReply,
+        UnregisterReply,
+    )
 
 Result = dict[str, Any]
 Via = Literal["daemon", "direct"]
@@ -153,24 +153,24 @@ class Client:
 
     # -- the ops -----------------------------------------------------------------------------
     def hello(self) -> HelloReply:
-        return cast(HelloReply, self.call("hello"))
+        return cast("HelloReply", self.call("hello"))
 
     def ping(self) -> PingReply:
-        return cast(PingReply, self.call("ping"))
+        return cast("PingReply", self.call("ping"))
 
     def status(self) -> Result:
         return self.call("status")
 
     def register(self, path: str | os.PathLike[str] | None = None) -> RegisterReply:
         target = self._project_path(path)
-        return cast(RegisterReply, self.call("register", {"path": target}))
+        return cast("RegisterReply", self.call("register", {"path": target}))
 
     def unregister(self, path: str | os.PathLike[str] | None = None) -> UnregisterReply:
         target = self._project_path(path)
-        return cast(UnregisterReply, self.call("unregister", {"path": target}, project=target))
+        return cast("UnregisterReply", self.call("unregister", {"path": target}, project=target))
 
     def projects(self) -> ProjectsReply:
-        return cast(ProjectsReply, self.call("projects"))
+        return cast("ProjectsReply", self.call("projects"))
 
     def initialize(
         self, session_id: str | None = None, *, project: str | os.PathLike[str] | None = None
@@ -194,7 +194,7 @@ class Client:
             session_id=session_id,
             unseen_only=unseen_only,
         )
-        return cast(ContextReply, self.call("build_context", args, project=project))
+        return cast("ContextReply", self.call("build_context", args, project=project))
 
     def save_semantic(
         self,
@@ -216,7 +216,7 @@ class Client:
         project: str | os.PathLike[str] | None = None,
     ) -> EntryReply:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
-        return cast(EntryReply, self.call("save_episodic", args, project=project))
+        return cast("EntryReply", self.call("save_episodic", args, project=project))
 
     def save_session_note(
         self,
@@ -238,7 +238,7 @@ class Client:
         project: str | os.PathLike[str] | None = None,
     ) -> SignalsReply:
         args = _drop_none(user_message=user_message, assistant_response=assistant_response)
-        return cast(SignalsReply, self.call("detect_signals", args, project=project))
+        return cast("SignalsReply", self.call("detect_signals", args, project=project))
 
     def reinforce(
         self,
@@ -248,7 +248,7 @@ class Client:
         project: str | os.PathLike[str] | None = None,
     ) -> EntryReply:
         return cast(
-            EntryReply,
+            "EntryReply",
             self.call("reinforce", {"entry_id": entry_id, "confirmed": confirmed}, project=project),
         )
 
@@ -284,7 +284,9 @@ class Client:
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None
     ) -> EntriesReply:
-        return cast(EntriesReply, self.call("entries", _drop_none(sector=sector), project=project))
+        return cast(
+            "EntriesReply", self.call("entries", _drop_none(sector=sector), project=project)
+        )
 
     def search(
         self,
@@ -301,10 +303,10 @@ class Client:
     def log(
         self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
     ) -> LogReply:
-        return cast(LogReply, self.call("log", _drop_none(limit=limit), project=project))
+        return cast("LogReply", self.call("log", _drop_none(limit=limit), project=project))
 
     def shutdown(self) -> ShutdownReply:
-        return cast(ShutdownReply, self.call("shutdown"))
+        return cast("ShutdownReply", self.call("shutdown"))
 
     # -- dispatch ----------------------------------------------------------------------------
     def call(
