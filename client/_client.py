@@ -26,7 +26,15 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
+# The op table and the envelope: light, they load no core. Imported once here, not per call.
+from ..common.protocol import (
+    GLOBAL_OPS,
+    IDEMPOTENT_OPS,
+    MEMORY_OP_NAMES,
+    SUPPORTED_VERSIONS,
+    encode_request,
+)
+from ._liveness import daemon_listening
 from .errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -145,8 +153,6 @@ class Client:
 
     def daemon_running(self) -> bool:
         """Whether a daemon is listening, from the socket and lock files alone (no waiting)."""
-        from ._liveness import daemon_listening
-
         if self._probe_paths is None:  # resolved once: this runs before every request
             self._probe_paths = (str(self.paths.socket_path), str(self.paths.lock_path))
         return daemon_listening(*self._probe_paths)
@@ -321,8 +327,6 @@ class Client:
         Raises ``RequestError`` for a coded error reply, ``DaemonUnavailable`` when the op needs
         a daemon that is not there (or did not answer), ``ProtocolError`` for a garbled reply.
         """
-        from ..common.protocol import GLOBAL_OPS
-
         payload = dict(args or {})
         is_memory_op = op in MEMORY_OP_NAMES
         scoped = is_memory_op or op not in GLOBAL_OPS or project is not None
@@ -452,8 +456,6 @@ class Client:
     def _roundtrip(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         import zmq
 
-        from ..common.protocol import encode_request
-
         req_id = self._next_id()
         frame = encode_request(req_id, op, project, args, pid=self._pid)
         deadline = time.monotonic() + self.timeout
@@ -489,8 +491,6 @@ def _repeatable(op: str, args: Mapping[str, Any]) -> bool:
     ``initialize`` is idempotent per session id; without one the daemon makes up a new session
     each time, and a second attempt would decay the memory twice.
     """
-    from ..common.protocol import IDEMPOTENT_OPS
-
     if op == "initialize" and args.get("session_id") is None:
         return False
     return op in IDEMPOTENT_OPS
@@ -511,8 +511,6 @@ def _decode_reply(frame: bytes) -> dict[str, Any]:
 
 
 def _unwrap(reply: dict[str, Any]) -> Result:
-    from ..common.protocol import SUPPORTED_VERSIONS
-
     if reply.get("v") not in SUPPORTED_VERSIONS:
         raise ProtocolError(
             f"maestrod answered with protocol version {reply.get('v')!r}; "
