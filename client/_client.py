@@ -26,20 +26,15 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
-from ..common.replies import (
-    ContextReply,
-    EntriesReply,
-    EntryReply,
-    HelloReply,
-    LogReply,
-    PingReply,
-    ProjectsReply,
-    RegisterReply,
-    ShutdownReply,
-    SignalsReply,
-    UnregisterReply,
+# The op table and the envelope: light, they load no core. Imported once here, not per call.
+from ..common.protocol import (
+    GLOBAL_OPS,
+    IDEMPOTENT_OPS,
+    MEMORY_OP_NAMES,
+    SUPPORTED_VERSIONS,
+    encode_request,
 )
+from ._liveness import daemon_listening
 from .errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -52,6 +47,19 @@ if TYPE_CHECKING:
     import zmq
 
     from ..common.paths import Paths
+    from ..common.replies import (
+        ContextReply,
+        EntriesReply,
+        EntryReply,
+        HelloReply,
+        LogReply,
+        PingReply,
+        ProjectsReply,
+        RegisterReply,
+        ShutdownReply,
+        SignalsReply,
+        UnregisterReply,
+    )
 
 Result = dict[str, Any]
 Via = Literal["daemon", "direct"]
@@ -145,32 +153,30 @@ class Client:
 
     def daemon_running(self) -> bool:
         """Whether a daemon is listening, from the socket and lock files alone (no waiting)."""
-        from ._liveness import daemon_listening
-
         if self._probe_paths is None:  # resolved once: this runs before every request
             self._probe_paths = (str(self.paths.socket_path), str(self.paths.lock_path))
         return daemon_listening(*self._probe_paths)
 
     # -- the ops -----------------------------------------------------------------------------
     def hello(self) -> HelloReply:
-        return cast(HelloReply, self.call("hello"))
+        return cast("HelloReply", self.call("hello"))
 
     def ping(self) -> PingReply:
-        return cast(PingReply, self.call("ping"))
+        return cast("PingReply", self.call("ping"))
 
     def status(self) -> Result:
         return self.call("status")
 
     def register(self, path: str | os.PathLike[str] | None = None) -> RegisterReply:
         target = self._project_path(path)
-        return cast(RegisterReply, self.call("register", {"path": target}))
+        return cast("RegisterReply", self.call("register", {"path": target}))
 
     def unregister(self, path: str | os.PathLike[str] | None = None) -> UnregisterReply:
         target = self._project_path(path)
-        return cast(UnregisterReply, self.call("unregister", {"path": target}, project=target))
+        return cast("UnregisterReply", self.call("unregister", {"path": target}, project=target))
 
     def projects(self) -> ProjectsReply:
-        return cast(ProjectsReply, self.call("projects"))
+        return cast("ProjectsReply", self.call("projects"))
 
     def initialize(
         self, session_id: str | None = None, *, project: str | os.PathLike[str] | None = None
@@ -194,7 +200,7 @@ class Client:
             session_id=session_id,
             unseen_only=unseen_only,
         )
-        return cast(ContextReply, self.call("build_context", args, project=project))
+        return cast("ContextReply", self.call("build_context", args, project=project))
 
     def save_semantic(
         self,
@@ -216,7 +222,7 @@ class Client:
         project: str | os.PathLike[str] | None = None,
     ) -> EntryReply:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
-        return cast(EntryReply, self.call("save_episodic", args, project=project))
+        return cast("EntryReply", self.call("save_episodic", args, project=project))
 
     def save_session_note(
         self,
@@ -238,7 +244,7 @@ class Client:
         project: str | os.PathLike[str] | None = None,
     ) -> SignalsReply:
         args = _drop_none(user_message=user_message, assistant_response=assistant_response)
-        return cast(SignalsReply, self.call("detect_signals", args, project=project))
+        return cast("SignalsReply", self.call("detect_signals", args, project=project))
 
     def reinforce(
         self,
@@ -248,7 +254,7 @@ class Client:
         project: str | os.PathLike[str] | None = None,
     ) -> EntryReply:
         return cast(
-            EntryReply,
+            "EntryReply",
             self.call("reinforce", {"entry_id": entry_id, "confirmed": confirmed}, project=project),
         )
 
@@ -284,7 +290,9 @@ class Client:
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None
     ) -> EntriesReply:
-        return cast(EntriesReply, self.call("entries", _drop_none(sector=sector), project=project))
+        return cast(
+            "EntriesReply", self.call("entries", _drop_none(sector=sector), project=project)
+        )
 
     def search(
         self,
@@ -301,10 +309,10 @@ class Client:
     def log(
         self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
     ) -> LogReply:
-        return cast(LogReply, self.call("log", _drop_none(limit=limit), project=project))
+        return cast("LogReply", self.call("log", _drop_none(limit=limit), project=project))
 
     def shutdown(self) -> ShutdownReply:
-        return cast(ShutdownReply, self.call("shutdown"))
+        return cast("ShutdownReply", self.call("shutdown"))
 
     # -- dispatch ----------------------------------------------------------------------------
     def call(
@@ -319,8 +327,6 @@ class Client:
         Raises ``RequestError`` for a coded error reply, ``DaemonUnavailable`` when the op needs
         a daemon that is not there (or did not answer), ``ProtocolError`` for a garbled reply.
         """
-        from ..common.protocol import GLOBAL_OPS
-
         payload = dict(args or {})
         is_memory_op = op in MEMORY_OP_NAMES
         scoped = is_memory_op or op not in GLOBAL_OPS or project is not None
@@ -450,8 +456,6 @@ class Client:
     def _roundtrip(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         import zmq
 
-        from ..common.protocol import encode_request
-
         req_id = self._next_id()
         frame = encode_request(req_id, op, project, args, pid=self._pid)
         deadline = time.monotonic() + self.timeout
@@ -487,8 +491,6 @@ def _repeatable(op: str, args: Mapping[str, Any]) -> bool:
     ``initialize`` is idempotent per session id; without one the daemon makes up a new session
     each time, and a second attempt would decay the memory twice.
     """
-    from ..common.protocol import IDEMPOTENT_OPS
-
     if op == "initialize" and args.get("session_id") is None:
         return False
     return op in IDEMPOTENT_OPS
@@ -509,8 +511,6 @@ def _decode_reply(frame: bytes) -> dict[str, Any]:
 
 
 def _unwrap(reply: dict[str, Any]) -> Result:
-    from ..common.protocol import SUPPORTED_VERSIONS
-
     if reply.get("v") not in SUPPORTED_VERSIONS:
         raise ProtocolError(
             f"maestrod answered with protocol version {reply.get('v')!r}; "

@@ -8,7 +8,8 @@ only after taking it (``common/paths.py``). So:
   a shared lock on it         -> no daemon holds it: a socket left behind by a killed daemon;
 * the lock is held            -> a daemon is alive (it may still be slow to answer).
 
-The shared lock, when we get it, is released straight away. A daemon starting in that same
+The shared lock, when we get it, is released straight away (by closing the descriptor:
+the client runs this probe before every request). A daemon starting in that same
 instant could see its non-blocking exclusive attempt fail, so the probe looks at the socket
 first: a daemon that has not bound yet is reported as not running without touching its lock.
 """
@@ -36,8 +37,7 @@ def lock_is_held(lock_path: Path | str) -> bool:
         except OSError:
             # EWOULDBLOCK: held. Anything else (ENOLCK, EINTR...): not provably free either.
             return True
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
+        return False  # the close below releases the shared lock (one system call less)
     finally:
         os.close(fd)
 

@@ -3,134 +3,57 @@
 Every subcommand is one function registered in ``COMMANDS`` (the ``commands/`` package, one
 module per group); this module parses the command line, runs the chosen one, and renders its
 outcome -- for people, or as exactly one JSON document with ``--json`` (errors included).
-Only argparse and json load at start; zmq, platformdirs and the memory core are imported
-by the command that needs them.
+Only json loads at start; argparse and the command modules load when a command line is
+parsed (``_parser.py``), and zmq, platformdirs and the memory core in the command that needs
+them. ``hook <tool> <event>``, which agents run at every session start and prompt, is
+dispatched before any of that (``_hook_fast_path``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-from . import commands
 from .errors import DaemonUnavailable, MaestroError
 
-EXIT_OK = commands.EXIT_OK
-EXIT_ERROR = commands.EXIT_ERROR
-EXIT_USAGE = commands.EXIT_USAGE
-EXIT_UNAVAILABLE = commands.EXIT_UNAVAILABLE
+if TYPE_CHECKING:
+    import argparse
+
+    from . import commands
+
 PROG = "maestroctl"
-
-EPILOG = """\
-project:
-  Memory commands act on the project given with -C, else on the nearest directory at or
-  above the working directory that holds .maestro/ (as git finds .git), else on the
-  working directory itself.
-
-daemon and direct mode:
-  When maestrod runs, commands go through it. When it does not, memory commands read and
-  write the files directly, with the same locking and the same results; --require-daemon
-  (or MAESTRO_REQUIRE_DAEMON=1) makes them fail instead. MAESTRO_HOME=<dir> roots the
-  daemon's socket, state, config and logs in <dir>.
-
-output:
-  For people by default. With --json, exactly one JSON document on stdout, errors included:
-    {"ok": true, "command": ..., "via": "daemon"|"direct"|null, "project": ..., "result": {...}}
-    {"ok": false, "command": ..., "error": {"code": ..., "message": ..., "exit_code": N}}
-  Without --json, an error is one line on stderr (--debug adds the traceback).
-
-exit status:
-  0  success
-  1  error (the message says what failed and how to fix it)
-  2  usage error (bad command line)
-  3  the daemon is required but not available ('status' also exits 3 when it is not running)
-"""
-
-
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors become an exception, so --json can still print one JSON document."""
-
-    def error(self, message: str) -> NoReturn:
-        raise _UsageError(f"{self.prog}: {message}")
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-    return value
-
-
-def _global_options() -> _Parser:
-    # Defaults are SUPPRESS so that the same options work before and after the subcommand
-    # (`maestroctl --json context` and `maestroctl context --json`).
-    common = _Parser(add_help=False)
-    group = common.add_argument_group("global options")
-    s = argparse.SUPPRESS
-    group.add_argument(
-        "-C",
-        "--project",
-        metavar="PATH",
-        default=s,
-        help="the project to act on (default: nearest ancestor with .maestro/)",
-    )
-    group.add_argument(
-        "--json",
-        action="store_true",
-        default=s,
-        help="print exactly one JSON document on stdout, errors included",
-    )
-    group.add_argument("--debug", action="store_true", default=s, help="show tracebacks for errors")
-    group.add_argument(
-        "--require-daemon",
-        action="store_true",
-        default=s,
-        help="fail (exit 3) instead of using the files directly when maestrod is not running",
-    )
-    group.add_argument(
-        "--timeout",
-        type=_positive_float,
-        metavar="SECONDS",
-        default=s,
-        help=f"how long to wait for each daemon reply (default: {commands.DEFAULT_TIMEOUT:g})",
-    )
-    return common
+# The exit statuses (the epilog of ``--help`` explains them; ``commands.base`` re-exports them).
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_UNAVAILABLE = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = _global_options()
-    parser = _Parser(
-        prog=PROG,
-        parents=[common],
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Control maestrod and read or write a project's Maestro Memory.",
-    )
-    parser.add_argument(
-        "--version",
-        action="store_true",
-        help="print maestroctl's version (the installed package's) and exit",
-    )
-    sub = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
-    )
-    for cmd in commands.COMMANDS.values():
-        p = sub.add_parser(
-            cmd.name, help=cmd.summary, description=cmd.description, parents=[common]
-        )
-        cmd.arguments(p)
-    return parser
+    """The whole argument parser (``_parser.py``: argparse and every command module)."""
+    from ._parser import build_parser as build
+
+    return build()
+
+
+def _hook_fast_path(args: Sequence[str]) -> int | None:
+    """``hook <tool> <event>`` and nothing else: run the hook without building the parser.
+
+    Agents run this at every session start and prompt, so it skips argparse and the command
+    modules. Any other spelling (``--help``, an unknown tool or event, an extra option) returns
+    None and goes through the parser, which gives the same help, errors and exit codes as
+    before; the parsed path runs the same ``run_hook``.
+    """
+    if len(args) != 3 or args[0] != "hook":
+        return None
+    from .hooks import EVENTS, TOOLS, run_hook
+
+    if args[1] not in TOOLS or args[2] not in EVENTS:
+        return None
+    return run_hook(args[1], args[2])
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -194,6 +117,9 @@ def _wants_version(argv: Sequence[str]) -> bool:
 
 
 def _main(args: list[str]) -> int:
+    hook = _hook_fast_path(args)
+    if hook is not None:
+        return hook
     as_json = _wants_json(args)
     if _wants_version(args):
         from ..common.version import package_version
@@ -212,9 +138,12 @@ def _main(args: list[str]) -> int:
         else:
             _emit_text(f"{PROG} {version}")
         return EXIT_OK
+    from . import commands
+    from ._parser import UsageError
+
     try:
         ns = build_parser().parse_args(args)
-    except _UsageError as exc:
+    except UsageError as exc:
         if not as_json:
             sys.stderr.write(f"{exc}\n(run '{PROG} --help' for the commands)\n")
             return EXIT_USAGE

@@ -40,7 +40,6 @@ whatever it is waiting for, and nothing longer than the token budget is ever pri
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 import signal
@@ -48,7 +47,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -129,10 +128,22 @@ def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
     return DEFAULT_MAX_TOKENS
 
 
-def estimate_tokens(text: str) -> int:
-    from ..core.text import estimate_tokens as estimate
+def _reply_context(result: Mapping[str, object], budget: int) -> str:
+    """The context block of a ``build_context`` reply, or "" when there is none.
 
-    return estimate(text)
+    Its size is the reply's ``tokens``, which the core counted (``core.text.estimate_tokens``)
+    in the daemon or in direct mode alike: the hook checks it against ``budget`` without loading
+    the core to count again. A block over the budget, or a reply without a count, is refused.
+    """
+    context = result.get("context")
+    if not isinstance(context, str) or not context:
+        return ""
+    tokens = result.get("tokens")
+    if isinstance(tokens, bool) or not isinstance(tokens, int):
+        raise _Skip(f"the context reply has no token count ({tokens!r}); not shown")
+    if tokens > budget:
+        raise _Skip(f"context of {tokens} tokens exceeds the budget {budget}")
+    return context
 
 
 # -------------------------------------------------------------------------------------------
@@ -162,6 +173,8 @@ def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
             from ..core.secrets import redact  # loads only when a hook has something to log
 
             reason = redact(reason)
+        import datetime as dt  # only when there is something to log
+
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
         line = " ".join(f"{stamp} pid={os.getpid()} {_tool} {event}: {reason}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -298,12 +311,8 @@ def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
     result = memory.call(
         lambda c: c.build_context(max_tokens=budget, session_id=session_id), repeatable=True
     )
-    context = result.get("context")
-    if not isinstance(context, str) or not context:
-        return ""
-    if estimate_tokens(context) > budget:
-        raise _Skip(f"context of {estimate_tokens(context)} tokens exceeds the budget {budget}")
-    return _hook_output("session-start", context)
+    context = _reply_context(result, budget)
+    return _hook_output("session-start", context) if context else ""
 
 
 def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
@@ -338,8 +347,12 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
             ),
             repeatable=True,
         )
-        context = built.get("context")
-        if isinstance(context, str) and context and estimate_tokens(context) <= limit:
+        try:
+            context = _reply_context(built, limit)
+        except _Skip as exc:  # the capture above still stands: report it, skip the block
+            log_reason(memory.event, str(exc))
+            context = ""
+        if context:
             out["hookSpecificOutput"] = {
                 "hookEventName": TOOL_EVENT_NAMES[_tool]["user-prompt"],
                 "additionalContext": context,

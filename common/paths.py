@@ -12,13 +12,12 @@ runtime directory: deterministic, so the client finds it too. The lock stays in 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 APP = "maestro-memory"
 SOCKET_NAME = "maestrod.sock"
@@ -27,8 +26,7 @@ PID_NAME = "maestrod.pid"
 SUN_PATH_MAX = 104 if sys.platform == "darwin" else 108
 
 
-@dataclass(frozen=True)
-class Paths:
+class Paths(NamedTuple):  # not a dataclass: the client loads this in agent hooks, cheaply
     runtime_dir: Path
     state_dir: Path
     config_dir: Path
@@ -51,6 +49,8 @@ class Paths:
 
     @property
     def socket_fallback_dir(self) -> Path:
+        import hashlib  # only for the rare long runtime dir: hooks do not pay for it
+
         digest = hashlib.sha1(os.fsencode(self.runtime_dir)).hexdigest()[:12]
         return Path("/tmp") / f"maestro-{os.getuid()}" / digest
 

@@ -13,8 +13,7 @@ The full description, with every op and its arguments, is in docs/protocol.md.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 VERSION = 1
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
@@ -44,11 +43,11 @@ ERROR_CODES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class OpFacts:
+class OpFacts(NamedTuple):
     """What every part needs to know about one op, spelled once: the daemon's registry, its
     scope check and its writer routing, and the client's retry and direct-mode decisions all
-    derive from ``OPS``."""
+    derive from ``OPS``. (Named tuples, not dataclasses, here and in ``Request``: the client
+    imports this module inside agent hooks, and ``dataclasses`` costs more than all of it.)"""
 
     name: str
     scoped: bool  # needs a (registered) project
@@ -102,12 +101,11 @@ class OpError(Exception):
         self.message = message
 
 
-@dataclass
-class Request:
+class Request(NamedTuple):
     id: str
     op: str
     project: str | None
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any]
     pid: int | None = None
 
 

@@ -526,7 +526,10 @@ def insert_entry(doc: Document, section_title: str, entry: EntryBlock, *, top: b
             at = min(1, len(blocks))  # after the blank line that follows the heading
         blocks.insert(at, entry)
     else:
-        last = max((k for k, b in enumerate(blocks) if isinstance(b, EntryBlock)), default=-1)
+        # The last entry, looked for from the end: O(trailing blocks), not O(section).
+        last = next(
+            (k for k in range(len(blocks) - 1, -1, -1) if isinstance(blocks[k], EntryBlock)), -1
+        )
         if last >= 0:
             blocks.insert(last + 1, entry)
         else:

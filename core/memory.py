@@ -215,6 +215,11 @@ class Memory:
         self.today = today
         self.settings = settings if settings is not None else Settings()
         self.generation = 0  # bumped on every change; caches key on it
+        # While a caller collects them (a list), every entry block of semantic.md and
+        # episodic.md that a change reaches -- its scores, its removal, its insertion -- is
+        # appended here (``_reached``): the daemon's journal learns what one request changed
+        # without comparing the whole memory before and after it. None: nobody collects.
+        self.touched: list[EntryBlock] | None = None
         for b in semantic.entries():
             if not b.meta:  # no mm comment at all: a line a person typed
                 b.meta["by"] = "hand"  # kept when the line is first rewritten
@@ -271,6 +276,11 @@ class Memory:
     def _touch(self, kind: FileKind) -> None:
         self.docs[kind].changed = True
         self.generation += 1
+
+    def _reached(self, kind: FileKind, *blocks: EntryBlock) -> None:
+        """A change reached these entry blocks (see ``touched``); archive.md is not tracked."""
+        if self.touched is not None and kind != "archive":
+            self.touched.extend(blocks)
 
     # -- views ---------------------------------------------------------------------------------
     def _entry(self, block: EntryBlock, sector: Sector) -> Entry:
@@ -381,6 +391,7 @@ class Memory:
                 decayed += 1
             b.meta["o"] = fmt_confidence(original)
             b.dirty = True
+            self._reached("semantic", b)
         if self.docs["semantic"].entries():
             self._touch("semantic")
         return decayed
@@ -395,6 +406,7 @@ class Memory:
             b.salience, b.confidence = rules.episodic_decayed(b.salience or 0.0, b.confidence)
             b.meta["o"] = f"{original:.3f}".rstrip("0").rstrip(".")
             b.dirty = True
+            self._reached("episodic", b)
             decayed += 1
             if rules.pruned_by_sweep(b.salience):
                 pruned.append(self._entry(b, "episodic"))
@@ -444,6 +456,7 @@ class Memory:
 
     def _dispose(self, kind: FileKind, b: EntryBlock, action: str, why: str) -> str:
         b.removed = True
+        self._reached(kind, b)
         self._touch(kind)
         if action == "archive":
             self._archive(kind, b, why)
@@ -507,6 +520,7 @@ class Memory:
             target.meta["r"] = "1"
             target.meta["u"] = "0"
             target.dirty = True
+            self._reached("semantic", target)
             self._touch("semantic")
             return SaveResult(
                 action=action,
@@ -532,6 +546,7 @@ class Memory:
             section.blocks.insert(section.blocks.index(old), new)
             new.dirty = True
             old.removed = True
+            self._reached("semantic", old, new)
             self._archive("semantic", old, f'replaced by "{text}" ({verdict.reason})', tomb=conf)
             self._log("semantic", "Replaced", old.text, f'by "{text}": {verdict.reason}')
             self._touch("semantic")
@@ -542,6 +557,7 @@ class Memory:
                 reason=verdict.reason,
             )
         insert_entry(doc, heading, new, top=False)
+        self._reached("semantic", new)
         self._touch("semantic")
         return SaveResult(
             action="added", entry=self._entry(new, "semantic"), replaced=None, reason=verdict.reason
@@ -584,6 +600,7 @@ class Memory:
         new.meta["id"] = new.id
         doc = self.docs["episodic"]
         insert_entry(doc, ENTRIES_HEADING, new, top=True)
+        self._reached("episodic", new)
         self._touch("episodic")
         self._enforce_cap()
         return self._entry(new, "episodic")
@@ -606,6 +623,7 @@ class Memory:
                 b.salience, b.confidence, b.date = 1.0, conf, self.today
                 b.meta["o"] = f"{conf:.3f}".rstrip("0").rstrip(".")
                 b.dirty = True
+                self._reached("episodic", b)
                 self._touch("episodic")
                 return self._entry(b, "episodic"), True
         entry = self.save_episodic(raw, sid, conf)
@@ -661,6 +679,7 @@ class Memory:
             )
             b.meta["o"] = f"{max(original, b.confidence):.3f}".rstrip("0").rstrip(".")
         b.dirty = True
+        self._reached(kind, b)
         self._touch(kind)
         return self._entry(b, kind)
 
@@ -776,6 +795,7 @@ class Memory:
             for kind, b in blocks:
                 texts.add(b.text)
                 b.removed = True
+                self._reached(kind, b)
                 self._touch(kind)
             home = blocks[0][0]
             line = f"- [{self.today}] Forgotten: {eid} (forgotten by request)"
@@ -904,6 +924,7 @@ class Memory:
                 b.meta["r"] = "1"
                 b.meta["u"] = "0"
                 b.dirty = True
+                self._reached(kind, b)
                 line = self._log(
                     kind,
                     "Reinforced",

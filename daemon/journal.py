@@ -7,9 +7,12 @@ A record::
      "changes": [{"id": "s-1a2b3c4d", "before": null, "after": {"confidence": 0.9,
                   "salience": null}}]}
 
-``changes`` comes from diffing every entry's (confidence, salience) before and after the
-request; an added entry has ``before: null``, a removed one ``after: null``. External edits
-are journalled as op ``external_edit``.
+``changes`` lists every entry whose (confidence, salience) the request changed; an added entry
+has ``before: null``, a removed one ``after: null``. For a request the writer learns them from
+the entry blocks the request reached (``Memory.touched``) and the scores last journalled
+(``ScoreLedger``): O(what changed), not O(entries). External edits are journalled as op
+``external_edit``, from a diff of the whole memory before and after (a re-parse reads it all
+anyway).
 
 Durability: the writer appends a batch's records once per group commit, right after the
 commit, and each append is fsynced, so an acknowledged write's record survives a crash with it
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import fsio
+from ..core.markdown import EntryBlock
 from ..core.memory import FORGOTTEN_MARK, Memory, MemoryView
 from ..core.secrets import redact_value
 
@@ -78,6 +82,38 @@ def diff_values(before: Values, after: Values) -> list[dict[str, Any]]:
         if old != new:
             changes.append({"id": entry_id, "before": _scores(old), "after": _scores(new)})
     return changes
+
+
+class ScoreLedger:
+    """The scores of one ``Memory``'s live entries as the journal last recorded them.
+
+    Made once per parsed ``Memory`` (O(entries), like the parse); then ``changes`` turns the
+    blocks one request reached into that request's changes and updates the ledger, in
+    O(blocks reached). It gives what ``diff_values`` gives over the whole memory before and
+    after the request (``tests/daemon/test_journal_changes.py`` checks that on every op).
+    """
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.values = memory_values(memory)
+
+    def changes(self, touched: Iterable[EntryBlock]) -> list[dict[str, Any]]:
+        final: dict[str, tuple[float, float | None] | None] = {}
+        for block in touched:
+            value = None if block.removed else (block.confidence, block.salience)
+            if value is not None or block.id not in final:  # a live block with the id wins
+                final[block.id] = value
+        changes = []
+        for entry_id, new in final.items():
+            old = self.values.get(entry_id)
+            if old == new:
+                continue
+            changes.append({"id": entry_id, "before": _scores(old), "after": _scores(new)})
+            if new is None:
+                del self.values[entry_id]
+            else:
+                self.values[entry_id] = new
+        return changes
 
 
 def now_iso() -> str:

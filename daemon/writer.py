@@ -41,6 +41,7 @@ import zmq
 from ..common.ops import Args, core_errors, dispatch_memory_op
 from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
 from ..core import fsio
+from ..core.markdown import EntryBlock
 from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import MemoryWriteError
 from ..core.store import READ_NAMES, MemoryStore, Signature, today
@@ -216,6 +217,13 @@ class _Tracked:
     memory: Memory | None = None  # parsed from exactly what is on disk
     signature: Signature | None = None
     hashes: dict[str, str | None] = field(default_factory=dict)
+    ledger: jr.ScoreLedger | None = None  # the journal's scores, for ``memory`` only
+
+    def ledger_for(self, memory: Memory) -> jr.ScoreLedger:
+        """The journal's ledger of ``memory`` (a new one for a Memory parsed since)."""
+        if self.ledger is None or self.ledger.memory is not memory:
+            self.ledger = jr.ScoreLedger(memory)
+        return self.ledger
 
 
 def _change_marker(memory: Memory) -> tuple[object, ...]:
@@ -453,7 +461,7 @@ class Writer:
         started = time.monotonic()
 
         def apply(memory: Memory) -> tuple[list[tuple[MemoryJob, Outcome]], list[dict[str, Any]]]:
-            results, records, crashed = self._run_requests(pending, memory)
+            results, records, crashed = self._run_requests(pending, memory, tracked)
             if crashed is not None:
                 raise _Crashed(crashed)  # out of the transaction: nothing is committed
             return results, records
@@ -519,27 +527,33 @@ class Writer:
         tracked.memory = memory
 
     def _run_requests(
-        self, jobs: list[MemoryJob], memory: Memory
+        self, jobs: list[MemoryJob], memory: Memory, tracked: _Tracked
     ) -> tuple[list[tuple[MemoryJob, Outcome]], list[dict[str, Any]], MemoryJob | None]:
         results: list[tuple[MemoryJob, Outcome]] = []
         records: list[dict[str, Any]] = []
+        ledger = tracked.ledger_for(memory)
         for job in jobs:
-            before = jr.memory_values(memory)
             marker = _change_marker(memory)
             texts = _forget_texts(memory, job.args) if job.op == "forget" else []
+            touched: list[EntryBlock] = []  # the blocks this request reaches (O(changes))
+            memory.touched = touched
             try:
                 result = self._run_one(job, memory)
             except OpError as exc:
+                ledger.changes(touched)  # none: the core validates before it changes anything
                 results.append((job, Outcome.failure(exc.code, exc.message)))
                 continue
             except Exception:
                 log.exception(
                     "internal error in %s for %s (args %s)", job.op, job.project, sorted(job.args)
                 )
-                return results, records, job
+                return results, records, job  # this Memory (and its ledger) is thrown away
+            finally:
+                memory.touched = None
             results.append((job, Outcome.success(result)))
             if texts and not result.get("dry_run"):
                 self._forgotten.setdefault(job.project, []).extend(texts)
+            changes = ledger.changes(touched)
             if _change_marker(memory) != marker:
                 session = job.args.get("session_id", result.get("session_id"))
                 records.append(
@@ -547,7 +561,7 @@ class Writer:
                         job.op,
                         session_id=session if isinstance(session, str) else None,
                         pid=job.pid,
-                        changes=jr.diff_values(before, jr.memory_values(memory)),
+                        changes=changes,
                     )
                 )
         return results, records, None

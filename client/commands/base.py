@@ -25,17 +25,16 @@ from typing import TYPE_CHECKING, Any
 from ...common import layout
 from .._client import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 from .._client import Client
+from ..cli import EXIT_ERROR as EXIT_ERROR  # the exit statuses are the CLI's (cli.py)
+from ..cli import EXIT_OK as EXIT_OK
+from ..cli import EXIT_UNAVAILABLE as EXIT_UNAVAILABLE
+from ..cli import EXIT_USAGE as EXIT_USAGE
 from ..errors import DaemonTimeout
 
 if TYPE_CHECKING:
     import subprocess
 
     from ...common.paths import Paths
-
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_UNAVAILABLE = 3
 
 START_TIMEOUT = 15.0  # how long `start` waits for the new daemon to answer hello
 STOP_TIMEOUT = 15.0  # how long `stop` waits for the daemon to release its lock

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from maestroctl_runner import Cli
 
 HEAVY = ("zmq", "psutil", "platformdirs", "watchdog", "apscheduler", "maestro_memory.core")
@@ -62,3 +63,119 @@ def test_daemon_mode_context_does_not_load_the_core(cli: Cli, daemon: Any, proje
     modules, doc = loaded_after(cli, "context", "--json", cwd=project)
     assert doc["ok"] is True and doc["via"] == "daemon"
     assert {m for m in heavy_in(modules) if not m.startswith("zmq")} == set()
+
+
+# -- the agent hook: ``maestroctl hook <tool> session-start`` runs at every agent start -------
+# What the hook may load beyond ``import zmq`` (the floor it is measured against, bench P8):
+# the client, the hook runtime and the light common modules. Not argparse or the command
+# modules (the CLI dispatches the hook before building its parser), not the core (the daemon's
+# reply carries the token count), not platformdirs (MAESTRO_HOME is set here).
+HOOK_MAY_LOAD = {
+    "fcntl",
+    "signal",
+    "maestro_memory",
+    "maestro_memory.client",
+    "maestro_memory.client._client",
+    "maestro_memory.client._liveness",
+    "maestro_memory.client.cli",
+    "maestro_memory.client.errors",
+    "maestro_memory.client.hooks",
+    "maestro_memory.common",
+    "maestro_memory.common.errors",
+    "maestro_memory.common.layout",
+    "maestro_memory.common.paths",
+    "maestro_memory.common.protocol",
+}
+
+
+def _modules_of(code: str, env: dict[str, str], *args: str, stdin: str = "") -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    marker = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
+    modules: set[str] = set(json.loads(marker.removeprefix("MODULES ")))
+    if args:
+        modules.add("STDOUT " + done.stdout)
+    return modules
+
+
+def _hook_modules(cli: Cli, project: Path, tool: str = "claude") -> tuple[set[str], str]:
+    event = json.dumps({"session_id": "imports-1", "cwd": str(project)})
+    # A loaded machine must not turn the direct path's core import into a deadline skip.
+    env = {**cli.env, "MAESTRO_HOOK_DEADLINE": "30"}
+    loaded = _modules_of(PROBE, env, "hook", tool, "session-start", stdin=event)
+    stdout = next(m for m in loaded if m.startswith("STDOUT "))
+    return loaded - {stdout}, stdout.removeprefix("STDOUT ")
+
+
+def _with_a_rule(cli: Cli, project: Path) -> None:
+    saved = cli(
+        "-C",
+        str(project),
+        "save-semantic",
+        "Run the linters before every commit",
+        "--category",
+        "quality_rule",
+        "--confidence",
+        "0.9",
+        "--json",
+    )
+    assert saved.returncode == 0, saved.stderr
+
+
+@pytest.mark.parametrize("tool", ["claude", "gemini"])
+def test_session_start_hook_with_the_daemon_loads_little_beyond_zmq(
+    cli: Cli, daemon: Any, project: Path, tool: str
+) -> None:
+    daemon.register(project)
+    _with_a_rule(cli, project)
+    floor = _modules_of(
+        "import sys, json, zmq; "
+        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')",
+        cli.env,
+    )
+    loaded, stdout = _hook_modules(cli, project, tool)
+    # The daemon answered: the rule is in the context the hook printed.
+    assert (
+        "Run the linters before every commit"
+        in json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
+    )
+    assert loaded - floor - HOOK_MAY_LOAD == set()
+    for heavy in (
+        "maestro_memory.core",
+        "argparse",
+        "maestro_memory.client.commands",
+        "platformdirs",
+        "detect_secrets",
+        "dataclasses",
+    ):
+        assert heavy not in loaded
+
+
+def test_session_start_hook_without_the_daemon_reads_the_files(cli: Cli, project: Path) -> None:
+    _with_a_rule(cli, project)  # no daemon: written directly
+    loaded, stdout = _hook_modules(cli, project)
+    assert (
+        "Run the linters before every commit"
+        in json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
+    )
+    assert "maestro_memory.core" in loaded  # the direct fallback loads the core, and only then
+    assert "argparse" not in loaded
+
+
+def test_the_hook_fast_path_keeps_the_parsers_help_and_errors(cli: Cli) -> None:
+    helped = cli("hook", "--help")
+    assert helped.returncode == 0 and "usage: maestroctl hook" in helped.stdout
+    for bad in (
+        ["hook", "vim", "session-start"],
+        ["hook", "claude", "session-begin"],
+        ["hook", "claude"],
+    ):
+        run = cli(*bad, check=2)
+        assert run.returncode == 2, (bad, run.stderr)
+        assert "invalid choice" in run.stderr or "required" in run.stderr
