@@ -1,6 +1,17 @@
-"""Claude Code hooks (``maestroctl hook claude <event>``) and ``maestroctl integrate claude``.
+"""Agent hooks: ``maestroctl hook <tool> <event>`` for Claude Code, Codex CLI and Gemini CLI.
 
-A hook reads Claude Code's JSON from stdin and answers on stdout:
+The three tools send the same JSON shape on stdin (``session_id``, ``cwd``, ``prompt`` …) and
+read the same ``hookSpecificOutput`` back; only their event names differ. The events here are
+ours, the same for every tool; each tool's settings module maps its own events onto them
+(``claude_settings``, ``codex_settings``, ``gemini_settings``): Claude Code and Codex
+``SessionStart``/``UserPromptSubmit``/``SessionEnd``, Gemini ``SessionStart``/``BeforeAgent``/
+``SessionEnd``. ``<tool>`` names who acted: it is in every ``hooks.log`` line, the output's
+``hookEventName`` is the tool's own, the handlers see it as ``_Memory.tool``, and the session
+id of a Codex or Gemini session is prefixed with it (``codex:<id>``, ``gemini:<id>``), so the
+session ledger, the journal and every episodic entry of that session (its ``[session]``, shown
+by ``entries``) say which tool it was. Claude Code's ids stay bare, as they always were.
+
+A hook reads the tool's JSON from stdin and answers on stdout:
 
 * ``session-start`` (SessionStart, every ``source``, ``compact`` included): ``initialize`` for
   the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
@@ -49,12 +60,20 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
+TOOLS: tuple[str, ...] = ("claude", "codex", "gemini")
 HOOK_EVENT_NAMES: dict[str, str] = {
     "session-start": "SessionStart",
     "user-prompt": "UserPromptSubmit",
     "session-end": "SessionEnd",
     "stop": "Stop",
 }
+# Each tool's own name for our events (what its hookSpecificOutput.hookEventName must say).
+TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
+    "claude": HOOK_EVENT_NAMES,
+    "codex": HOOK_EVENT_NAMES,
+    "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
+}
+_tool = "claude"  # the tool this hook process runs for (one hook per process)
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
@@ -144,7 +163,7 @@ def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
 
             reason = redact(reason)
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
-        line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {reason}".split())
+        line = " ".join(f"{stamp} pid={os.getpid()} {_tool} {event}: {reason}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, (line + "\n").encode("utf-8", "replace"))
@@ -211,11 +230,12 @@ class _Watchdog:
 class _Memory:
     """The client for one hook: the daemon with a short timeout, then direct mode."""
 
-    def __init__(self, project: Path, event: str) -> None:
+    def __init__(self, project: Path, event: str, tool: str = "claude") -> None:
         from ._client import Client
 
         self.project = project
         self.event = event
+        self.tool = tool  # who acted: "claude" | "codex" | "gemini"
         self.client = Client(project, timeout=time_limits()[2], retries=0)
 
     def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
@@ -260,7 +280,7 @@ def _hook_output(event: str, context: str) -> str:
     return json.dumps(
         {
             "hookSpecificOutput": {
-                "hookEventName": HOOK_EVENT_NAMES[event],
+                "hookEventName": TOOL_EVENT_NAMES[_tool][event],
                 "additionalContext": context,
             }
         },
@@ -290,6 +310,8 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
     prompt = _text(data, "prompt")
     if prompt is None:
         return ""
+    # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
+    # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
     result = memory.call(lambda c: c.detect_signals(prompt), repeatable=False)
     facts = [
@@ -319,7 +341,7 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         context = built.get("context")
         if isinstance(context, str) and context and estimate_tokens(context) <= limit:
             out["hookSpecificOutput"] = {
-                "hookEventName": HOOK_EVENT_NAMES["user-prompt"],
+                "hookEventName": TOOL_EVENT_NAMES[_tool]["user-prompt"],
                 "additionalContext": context,
             }
     return json.dumps(out, ensure_ascii=False) if out else ""
@@ -370,13 +392,16 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     data = _read_input(stdin)
     if event == "stop":
         return ""  # after every reply: not a session end, nothing to do
+    sid = data.get("session_id")
+    if _tool != "claude" and isinstance(sid, str) and sid.strip():
+        data["session_id"] = f"{_tool}:{sid}"
     cwd = _text(data, "cwd") or os.getcwd()
     started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
     project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
         where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
         raise _Skip(f"no .maestro/ at or above {where}")
-    memory = _Memory(project, event)
+    memory = _Memory(project, event, _tool)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())
 
@@ -384,7 +409,16 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
 def run_claude_hook(
     event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
 ) -> int:
-    """Run one hook; always returns 0 (fail-open). Output only on success."""
+    """``run_hook("claude", …)``."""
+    return run_hook("claude", event, stdin, stdout)
+
+
+def run_hook(
+    tool: str, event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
+) -> int:
+    """Run one hook for ``tool``; always returns 0 (fail-open). Output only on success."""
+    global _tool
+    _tool = tool if tool in TOOLS else "claude"
     started = time.monotonic()
     _STARTED[0] = started
     output = ""
