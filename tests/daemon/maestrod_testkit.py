@@ -231,7 +231,9 @@ def spawn_daemon(
         full_env.pop(name, None)
     full_env.update(env or {})
     home.mkdir(parents=True, exist_ok=True)
-    stderr_path = Path(tempfile.mkstemp(prefix="maestrod-stderr-", dir=str(home.parent))[1])
+    fd, name = tempfile.mkstemp(prefix="maestrod-stderr-", dir=str(home.parent))
+    os.close(fd)  # reopened below; kept open, one descriptor leaked per daemon started
+    stderr_path = Path(name)
     with open(stderr_path, "wb") as err:
         proc = subprocess.Popen(
             [*(argv_prefix or []), sys.executable, "-m", "maestro_memory.daemon"],
