@@ -196,12 +196,12 @@ def _wait(proc: subprocess.Popen[bytes] | None) -> None:
         time.sleep(POLL_INTERVAL)
 
 
-def _answers_hello(paths: Paths) -> dict[str, Any] | None:
+def _answers_hello(paths: Paths, timeout: float = 0.3) -> dict[str, Any] | None:
     """One quick hello, straight over the socket (no lock probing: the daemon may be taking
-    its lock right now)."""
+    its lock right now); ``timeout``: how long this one try waits for the reply."""
     if not os.path.exists(paths.socket_path):
         return None
-    with Client(timeout=0.3, retries=0, require_daemon=True, paths=paths) as probe:
+    with Client(timeout=timeout, retries=0, require_daemon=True, paths=paths) as probe:
         try:
             return probe._request("hello", None, {})
         except DaemonTimeout:

@@ -108,8 +108,13 @@ def start_daemon(ctx: Context) -> dict[str, Any]:
     if manager is None:
         proc = _spawn(ctx.paths)
     deadline = time.monotonic() + max(START_TIMEOUT, ctx.timeout)
+    # Each try waits longer (0.3 s doubling to 3 s): a fixed 0.3 s never got an answer on a
+    # machine so loaded that a round trip took longer (each try is a fresh socket: a late
+    # reply to the previous one is lost), and start failed with the daemon up and serving.
+    attempt = 0.3
     while True:
-        hello = _answers_hello(ctx.paths)
+        hello = _answers_hello(ctx.paths, attempt)
+        attempt = min(attempt * 2, 3.0)
         if hello is not None:
             pid = hello.get("pid") if isinstance(hello.get("pid"), int) else None
             pid = pid or _daemon_pid(ctx) or (proc.pid if proc is not None else None)

@@ -294,6 +294,12 @@ class ClaudeAgent(Agent):
             "ANTHROPIC_API_KEY": "sk-ant-e2e-dummy",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
+            # Headless -p starts the first turn without waiting for MCP servers (2.1.332: the
+            # "single_shot" hold), so on a loaded machine `maestroctl mcp` was not connected
+            # yet and the model's call failed with "No such tool available". Wait for the
+            # servers before the first turn (up to 2 min), and give their start as long.
+            "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "120000",
+            "MCP_TIMEOUT": "120000",
         }
 
     def argv(self, prompt: str, *args: str) -> list[str]:

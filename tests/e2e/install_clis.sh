@@ -2,7 +2,8 @@
 # Install the agent CLIs the e2e tests run (pinned in package.json next to this script) into
 #   ${MAESTRO_E2E_CACHE:-$HOME/.cache/maestro-e2e}/<first 16 hex of sha256(package.json)>/
 # and print that folder. A folder that is already complete is reused (a second run costs
-# nothing). npm errors are not swallowed: the script fails, and .ci/run with it.
+# nothing); it appears whole (built aside, then renamed), and concurrent runs take turns on a
+# lock file next to it. npm errors are not swallowed: the script fails, and .ci/run with it.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 pins="$here/package.json"
@@ -31,6 +32,15 @@ if [ -f "$dest/.complete" ]; then
 fi
 command -v npm >/dev/null 2>&1 || { echo "install_clis: npm is not installed" >&2; exit 1; }
 mkdir -p "$cache"
+# Two runs at once (two clones' CI on one machine) take turns: the second waits for the lock,
+# then finds the first one's complete folder and reuses it, instead of removing the folder
+# the first one's tests are already running from.
+exec 9>"$cache/.install-$hash.lock"
+flock 9
+if [ -f "$dest/.complete" ]; then
+  echo "$dest"
+  exit 0
+fi
 work="$(mktemp -d "$cache/.install-$hash.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 cp "$pins" "$work/package.json"

@@ -34,7 +34,16 @@ def find_claude() -> str | None:
         candidate = Path(os.environ["MAESTRO_E2E_BIN_DIR"]) / "claude"
         return str(candidate) if candidate.exists() else None
     cache = Path(os.environ.get("MAESTRO_E2E_CACHE") or Path.home() / ".cache" / "maestro-e2e")
-    found = sorted(cache.glob("*/node_modules/.bin/claude"), key=lambda p: p.stat().st_mtime)
+    # Only complete installs: an install in progress (.install-*, see install_clis.sh) is
+    # skipped even though pathlib's "*" matches dot folders.
+    found = sorted(
+        (
+            p
+            for p in cache.glob("*/node_modules/.bin/claude")
+            if (p.parents[2] / ".complete").exists()
+        ),
+        key=lambda p: p.stat().st_mtime,
+    )
     return str(found[-1]) if found else None
 
 
