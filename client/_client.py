@@ -184,9 +184,18 @@ class Client:
         max_tokens: int | None = None,
         session_id: str | None = None,
         *,
+        exclude_source: str | None = None,
         project: str | os.PathLike[str] | None = None,
     ) -> ContextReply:
-        args = _drop_none(task=task, query=query, max_tokens=max_tokens, session_id=session_id)
+        """``exclude_source``: the tool the context is for (``claude`` …): facts imported from
+        that tool's own memory are left out (it loads them itself)."""
+        args = _drop_none(
+            task=task,
+            query=query,
+            max_tokens=max_tokens,
+            session_id=session_id,
+            exclude_source=exclude_source,
+        )
         return cast(ContextReply, self.call("build_context", args, project=project))
 
     def save_semantic(
@@ -244,6 +253,22 @@ class Client:
         if decisions is not None:
             args["decisions"] = dict(decisions)
         return self.call("maintenance", args, project=project)
+
+    def import_tool_memories(
+        self,
+        tools: list[str] | None = None,
+        dry_run: bool = False,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """Import what the agent tools' own memories hold for the project (read only there);
+        the tools' folders are found under this process's home directory."""
+        from pathlib import Path
+
+        args: dict[str, Any] = {"dry_run": dry_run, "home": str(Path.home())}
+        if tools is not None:
+            args["tools"] = list(tools)
+        return self.call("import_tool_memories", args, project=project)
 
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None

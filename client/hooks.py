@@ -46,6 +46,13 @@ HOOK_EVENT_NAMES: dict[str, str] = {
     "session-end": "SessionEnd",
     "stop": "Stop",
 }
+# The tool a hook runs for, told by where it keeps its transcript (Gemini and Codex run the
+# same ``hook claude`` command): its context leaves out what was imported from its own memory.
+TRANSCRIPT_TOOLS: tuple[tuple[str, str], ...] = (
+    ("/.claude/", "claude"),
+    ("/.gemini/", "gemini"),
+    ("/.codex/", "codex"),
+)
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
@@ -236,6 +243,28 @@ def _hook_output(event: str, context: str) -> str:
     )
 
 
+def _hook_tool(data: dict[str, Any]) -> str | None:
+    transcript = _text(data, "transcript_path") or ""
+    return next((tool for part, tool in TRANSCRIPT_TOOLS if part in transcript), None)
+
+
+def _import_tool_memories(memory: _Memory) -> None:
+    """Take in what the agent tools saved in their own memories, when a file changed since
+    the last import (a stat of each file against the ledger: no transaction otherwise).
+    Until the daemon watches those folders, this and ``maestroctl import`` are the ways in."""
+    from ..common import toolsources
+    from ..core.toolmem import TOOLS
+
+    config = toolsources.import_config()
+    locations = toolsources.locate(memory.project, Path.home(), config)
+    if not toolsources.needs_import(memory.project, locations, list(TOOLS)):
+        return
+    try:
+        memory.call(lambda c: c.import_tool_memories(), repeatable=True)
+    except MaestroError as exc:  # the context still matters more than the import
+        log_reason(memory.event, f"tool memory import failed: {exc}")
+
+
 def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
     session_id = _text(data, "session_id")
     if session_id is None:
@@ -243,8 +272,12 @@ def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         log_reason(memory.event, "no session_id in the hook input; decay not applied")
     else:
         memory.call(lambda c: c.initialize(session_id), repeatable=True)
+    _import_tool_memories(memory)
     result = memory.call(
-        lambda c: c.build_context(max_tokens=budget, session_id=session_id), repeatable=True
+        lambda c: c.build_context(
+            max_tokens=budget, session_id=session_id, exclude_source=_hook_tool(data)
+        ),
+        repeatable=True,
     )
     context = result.get("context")
     if not isinstance(context, str) or not context:

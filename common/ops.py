@@ -13,6 +13,7 @@ Both therefore give the same results for the same request, by construction. Daem
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 from ..core.memory import Memory, MemoryView
 from ..core.model import MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
+from ..core.toolmem import TOOLS, ImportReport
 from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
@@ -149,14 +151,15 @@ def op_initialize(backend: Backend, project: Path, args: Args) -> dict[str, Any]
     ).to_dict()
 
 
-@memory_op("build_context", "task", "query", "max_tokens", "session_id")
+@memory_op("build_context", "task", "query", "max_tokens", "session_id", "exclude_source")
 def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     task = opt_str(args, "task")
     query = opt_str(args, "query")
     max_tokens = opt_int(args, "max_tokens", 500)
     session_id = opt_str(args, "session_id")
+    exclude = opt_str(args, "exclude_source")
     memory = backend.read(project)
-    result = core_errors(lambda: memory.build_context(task, query, max_tokens, session_id))
+    result = core_errors(lambda: memory.build_context(task, query, max_tokens, session_id, exclude))
     ids = session_references(result, session_id)
     if session_id is not None and ids:
         backend.reinforce_later(project, ids, session_id)
@@ -250,6 +253,40 @@ def op_entries(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     if sector == "archive":
         entries += memory.archived_entries()
     return {"entries": [e.to_dict() for e in entries], "problems": memory.problems()}
+
+
+@memory_op("import_tool_memories", "tools", "dry_run", "home")
+def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    """Read each tool's own memory folder for ``project`` (read only) and import it:
+    ``core/toolmem.py`` has the rule, ``common/toolsources.py`` the folders. ``home`` is the
+    caller's home directory (where the tools keep their folders), default this process's."""
+    from . import toolsources
+
+    tools = args.get("tools")
+    if tools is None:
+        tools = list(TOOLS)
+    if not isinstance(tools, list) or not all(isinstance(t, str) and t in TOOLS for t in tools):
+        raise OpError(BAD_REQUEST, f"'tools' must be a list of: {', '.join(TOOLS)}")
+    dry_run = opt_bool(args, "dry_run")
+    home = opt_str(args, "home")
+    if home is not None and not os.path.isabs(home):
+        raise OpError(BAD_REQUEST, "'home' must be an absolute path")
+    locations = toolsources.locate(
+        project, Path(home) if home else Path.home(), toolsources.import_config()
+    )
+    found = toolsources.scan(locations, tools)
+
+    def apply(m: Memory) -> ImportReport:
+        target = copy.deepcopy(m) if dry_run else m  # a dry run changes a copy: nothing written
+        report = target.import_notes(found.notes, found.tools)
+        report.dry_run = dry_run
+        return report
+
+    report = core_errors(lambda: backend.write(project, "import_tool_memories", apply))
+    result = report.to_dict()
+    result["locations"] = [locations[t].to_dict() for t in tools]
+    result["index"] = found.index
+    return result
 
 
 def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> dict[str, Any]:

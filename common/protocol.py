@@ -80,6 +80,7 @@ OPS: dict[str, OpFacts] = _facts(
     ("detect_signals", True,  False, "write",   True),
     ("reinforce",      True,  False, "write",   True),
     ("maintenance",    True,  False, "write",   True),
+    ("import_tool_memories", True, True, "write", True),  # idempotent: see core/toolmem.py
 )
 # fmt: on
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..common import layout
 from . import context as ctx
-from . import rules
+from . import rules, toolmem
 from .contradiction import classify, same_rule
 from .markdown import (
     ARCHIVED_HEADING,
@@ -39,6 +39,7 @@ from .model import (
     DEFAULT_EPISODIC_CONFIDENCE,
     DEFAULT_SEMANTIC_CONFIDENCE,
     EPISODIC_CAP,
+    FLAG_THRESHOLD,
     REINFORCED_BY_REVIEW,
     ContextResult,
     Entry,
@@ -97,6 +98,8 @@ class State:
     """The sidecar ``.state.json``: per-clone bookkeeping that is not memory content."""
 
     sessions: dict[str, str] = field(default_factory=dict)  # session id -> date applied
+    # tool memory source -> {"id", "sig", "hash"[, "blocked"]} (core/toolmem.py)
+    imports: dict[str, dict[str, str]] = field(default_factory=dict)
     changed: bool = False
 
     @classmethod
@@ -108,7 +111,17 @@ class State:
             sessions = data.get("sessions", {})
             if not isinstance(sessions, dict):
                 raise ValueError("sessions is not an object")
-            return cls(sessions={str(k): str(v) for k, v in sessions.items()})
+            imports = data.get("imports", {})
+            if not isinstance(imports, dict):
+                raise ValueError("imports is not an object")
+            return cls(
+                sessions={str(k): str(v) for k, v in sessions.items()},
+                imports={
+                    str(k): {str(a): str(b) for a, b in v.items()}
+                    for k, v in imports.items()
+                    if isinstance(v, dict)
+                },
+            )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
                 Problem(
@@ -121,7 +134,10 @@ class State:
 
     def render(self) -> str:
         items = list(self.sessions.items())[-LEDGER_LIMIT:]
-        return json.dumps({"v": 1, "sessions": dict(items)}, indent=1) + "\n"
+        data: dict[str, Any] = {"v": 1, "sessions": dict(items)}
+        if self.imports:
+            data["imports"] = self.imports
+        return json.dumps(data, indent=1) + "\n"
 
 
 def session_tag(session_id: str) -> str:
@@ -222,18 +238,23 @@ class Memory:
             unreinforced = int(block.meta.get("u", "0"))
         except ValueError:
             unreinforced = 0
+        state = rules.state_of(block.confidence, block.salience)
+        if state == "active" and block.meta.get("gone"):
+            state = "flagged"  # its tool deleted the file it was imported from
+        src = block.meta.get("src")
         return Entry(
             id=block.id,
             sector=sector,
             text=block.text,
             confidence=block.confidence,
             date=block.date,
-            state=rules.state_of(block.confidence, block.salience),
+            state=state,
             original_confidence=block.original,
             category=block.category if sector == "semantic" else None,
             salience=block.salience,
             session_id=block.session_id if sector == "episodic" else None,
             unreinforced_sessions=unreinforced,
+            source=toolmem.decode_src(src) if src else None,
         )
 
     def semantic_entries(self) -> list[Entry]:
@@ -595,6 +616,45 @@ class Memory:
             )
         return out
 
+    # -- tool memories (core/toolmem.py has the rule) --------------------------------------------
+    def import_notes(self, notes: list[toolmem.Note], tools: list[str]) -> toolmem.ImportReport:
+        """Import what the agent tools' own memories hold (see ``core/toolmem.py``)."""
+        return toolmem.import_notes(self, notes, tools)
+
+    def _import_target(self, src: str, entry_id: str | None, text: str | None) -> EntryBlock | None:
+        """The semantic entry imported from ``src``: the ledger's id while it still names an
+        entry of that source, else (a fresh clone, a lost ledger) a line naming ``src`` whose
+        text is ``text``."""
+        encoded = toolmem.encode_src(src)
+        entries = self.docs["semantic"].entries()
+        if entry_id:
+            for b in entries:
+                if b.id == entry_id and b.meta.get("src") in (None, encoded):
+                    return b
+        if text is not None:
+            for b in entries:
+                if b.meta.get("src") == encoded and b.text == text:
+                    return b
+        return None
+
+    def _update_imported(self, b: EntryBlock, note: toolmem.Note) -> None:
+        """The tool edited the file an entry came from: the entry follows, in place."""
+        old = b.text
+        b.text = note.text
+        b.date = self.today
+        b.meta["src"] = toolmem.encode_src(note.src)
+        b.meta.pop("gone", None)
+        b.dirty = True
+        if note.category != b.category:
+            doc = self.docs["semantic"]
+            b.removed = True
+            moved = EntryBlock(
+                [], b.id, b.text, b.confidence, b.date, dict(b.meta), category=note.category
+            )
+            insert_entry(doc, CATEGORY_HEADINGS[note.category], moved, top=False)
+        self._touch("semantic")
+        self._log("semantic", "Updated", old, f're-imported from {note.src} as "{note.text}"')
+
     # -- maintenance ---------------------------------------------------------------------------
     def _proposals(self) -> list[tuple[Sector, EntryBlock, Proposal]]:
         out = []
@@ -619,6 +679,9 @@ class Memory:
     def _flag_reason(self, kind: FileKind, b: EntryBlock) -> str:
         if b.confidence == 0.0:
             return "explicitly contradicted (confidence 0.00)"
+        if b.meta.get("gone") and b.confidence >= FLAG_THRESHOLD:
+            src = toolmem.decode_src(b.meta.get("src", "")) or "its source file"
+            return f"imported from {src}, which the tool deleted on {b.meta['gone']}"
         if kind == "episodic":
             return (
                 f"episodic entry, salience {b.salience or 0.0:.3f}, confidence {b.confidence:.3f}"
@@ -674,6 +737,7 @@ class Memory:
                     b.salience = REINFORCED_BY_REVIEW
                 b.meta["r"] = "1"
                 b.meta["u"] = "0"
+                b.meta.pop("gone", None)  # kept by review: no longer waiting on its file
                 b.dirty = True
                 line = self._log(
                     kind,
@@ -704,8 +768,9 @@ class Memory:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
+        exclude_source: object = None,
     ) -> ContextResult:
-        return self.view().build_context(task, query, max_tokens, session_id)
+        return self.view().build_context(task, query, max_tokens, session_id, exclude_source)
 
     def summary(self) -> dict[str, Any]:
         return self.view().summary()
@@ -737,7 +802,15 @@ class MemoryView:
     def problems(self) -> dict[str, list[str]]:
         return self.problem_map
 
-    def index(self) -> ctx.ContextIndex:
+    def index(self, exclude_source: str | None = None) -> ctx.ContextIndex:
+        if exclude_source is not None:
+            # A tool loads what it imported from itself: leave those facts out of its context.
+            kept = [e for e in self.semantic if toolmem.source_tool(e.source) != exclude_source]
+            if len(kept) < len(self.semantic):
+                return ctx.ContextIndex(
+                    [ctx.Candidate(e.id, e.text, e.confidence) for e in kept],
+                    [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
+                )
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
             self._index.append(
                 ctx.ContextIndex(
@@ -753,7 +826,12 @@ class MemoryView:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
+        exclude_source: object = None,
     ) -> ContextResult:
+        if exclude_source is not None and exclude_source not in toolmem.TOOLS:
+            raise MemoryError_(
+                f"exclude_source must be one of {', '.join(toolmem.TOOLS)}, got {exclude_source!r}"
+            )
         for name, value in (("task", task), ("query", query)):
             if value is not None and not isinstance(value, str):
                 raise MemoryError_(f"{name} must be a string, got {type(value).__name__}")
@@ -762,10 +840,11 @@ class MemoryView:
         if session_id is not None:
             _validate_session(session_id)
         # A view never changes, so the same question always has the same answer.
-        key = (task, query, max_tokens)
+        key = (task, query, max_tokens, exclude_source)
         cached = self._results.get(key)
         if cached is None:
-            cached = self.index().build(task, query, max_tokens, self.injection)  # type: ignore[arg-type]
+            index = self.index(exclude_source)
+            cached = index.build(task, query, max_tokens, self.injection)  # type: ignore[arg-type]
             if len(self._results) >= RESULT_CACHE:
                 self._results.clear()
             self._results[key] = cached

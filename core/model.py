@@ -41,6 +41,10 @@ MAX_SALIENCE = 2.0
 EPISODIC_CAP = 20
 ARCHIVE_ORIGINAL = 0.5  # removal of an entry that was ever above this archives it instead
 REINFORCED_BY_REVIEW = 0.5
+# A fact an agent tool's model chose to keep in its own memory (core/toolmem.py): the spec's
+# "successful execution without feedback" (0.7), below what a person states outright (1.0)
+# and above a bare save (0.5). One session without reference decays it like any other fact.
+IMPORT_CONFIDENCE = 0.7
 
 
 class MemoryError_(MaestroError, ValueError):
@@ -135,6 +139,7 @@ class Entry(_ToDict):
     salience: float | None = None
     session_id: str | None = None
     unreinforced_sessions: int = 0
+    source: str | None = None  # "<tool>:<file>" for a fact imported from a tool's own memory
 
 
 @dataclass

@@ -10,6 +10,7 @@ memory         init, context, save-semantic, save-episodic, detect, reinforce,
 service        service install | uninstall | status
 hook           hook claude <event>
 integrations   integrate claude, mcp, merge-driver, git-setup
+toolimport     import [claude|gemini|codex]
 =============  ==============================================================
 
 Importing this package registers them all in ``COMMANDS``, in this order (``GROUPS``: the
@@ -19,7 +20,17 @@ command runs.
 
 from __future__ import annotations
 
-from . import doctor, hook, integrations, lifecycle, memory, projects, service, status
+from . import (
+    doctor,
+    hook,
+    integrations,
+    lifecycle,
+    memory,
+    projects,
+    service,
+    status,
+    toolimport,
+)
 from .base import (
     COMMANDS,
     DEFAULT_TIMEOUT,
@@ -34,7 +45,7 @@ from .base import (
 )
 
 # The groups in --help order; each registered its commands when imported.
-GROUPS = (lifecycle, status, doctor, projects, memory, service, hook, integrations)
+GROUPS = (lifecycle, status, doctor, projects, memory, toolimport, service, hook, integrations)
 _ordered = {
     name: cmd
     for group in GROUPS

@@ -70,6 +70,12 @@ def _context_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--max-tokens", type=int, metavar="N", help="token budget (default: 500)")
     _session_arg(p, "the session id: the entries selected for relevance are reinforced")
+    p.add_argument(
+        "--for",
+        dest="for_tool",
+        choices=("claude", "gemini", "codex"),
+        help="the tool the context is for: facts imported from its own memory are left out",
+    )
 
 
 @command(
@@ -82,7 +88,9 @@ def _context_args(p: argparse.ArgumentParser) -> None:
 def cmd_context(ctx: Context, ns: argparse.Namespace) -> Outcome:
     if ns.max_tokens is not None and ns.max_tokens < 0:  # 0 is a budget: nothing fits
         raise UsageProblem(f"--max-tokens must be 0 or more, got {ns.max_tokens}")
-    r = ctx.client().build_context(ns.task, ns.query, ns.max_tokens, ns.session)
+    r = ctx.client().build_context(
+        ns.task, ns.query, ns.max_tokens, ns.session, exclude_source=ns.for_tool
+    )
     return memory_outcome(ctx, r, str(r.get("context") or ""))
 
 
@@ -355,6 +363,7 @@ def cmd_entries(ctx: Context, ns: argparse.Namespace) -> Outcome:
             e.get("salience"),
             e.get("date"),
             e.get("state"),
+            e.get("source") or "-",
             e.get("text"),
         ]
         for e in entries
@@ -363,7 +372,8 @@ def cmd_entries(ctx: Context, ns: argparse.Namespace) -> Outcome:
         ctx,
         r,
         out.table(
-            ["ID", "SECTOR", "CATEGORY/SESSION", "CONF", "SAL", "DATE", "STATE", "TEXT"], rows
+            ["ID", "SECTOR", "CATEGORY/SESSION", "CONF", "SAL", "DATE", "STATE", "SOURCE", "TEXT"],
+            rows,
         ),
         notice,
     )
