@@ -232,6 +232,25 @@ class _Doctor:
                 f"{out.plural(len(listed), 'registered project')}, all with a memory directory",
             )
 
+    def tool_memories(self) -> None:
+        """Where each agent tool keeps its own memory for this project (``maestroctl import``
+        reads them; ``[import]`` in config.toml moves or turns them off)."""
+        from pathlib import Path
+
+        from ...common import toolsources
+
+        project = Path(os.path.realpath(self.ctx.project))
+        locations = toolsources.locate(
+            project, Path.home(), toolsources.import_config(self.ctx.paths.config_path)
+        )
+        for loc in locations.values():
+            state = (
+                "off in config.toml"
+                if not loc.enabled
+                else ("found" if loc.exists else "not there (yet)")
+            )
+            self.add(f"{loc.tool} memory", "ok", f"{loc.folder or '-'} ({state}; {loc.how})")
+
     def current_project(self) -> None:
         memory_dir = str(layout.memory_dir(self.ctx.project))
         if not os.path.isdir(memory_dir):
@@ -276,6 +295,7 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.watcher_limits(st)
     doctor.projects(st)
     doctor.current_project()
+    doctor.tool_memories()
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     lines = []

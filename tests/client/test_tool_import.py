@@ -68,6 +68,7 @@ def semantic(project: Path) -> str:
 
 def test_frontmatter_and_key_rules() -> None:
     fields, body = parse_frontmatter(PNPM)
+    assert body.strip().startswith("Always use pnpm")
     assert fields["metadata.type"] == "feedback" and fields["name"] == "use-pnpm"
     note = claude_note("feedback_pnpm.md", PNPM, "1:1")
     assert note.text == "Always use pnpm, never npm, in this repository."
