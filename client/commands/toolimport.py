@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...core.toolmem import TOOLS
 from .base import Context, Outcome, UsageProblem, command, memory_outcome
+
+TOOLS = ("claude", "gemini", "codex")  # core/toolmem.TOOLS (not imported: the CLI loads no core)
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:
