@@ -23,7 +23,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..common.protocol import MEMORY_OP_NAMES  # the op table; light: it loads no core
@@ -184,17 +184,19 @@ class Client:
         max_tokens: int | None = None,
         session_id: str | None = None,
         *,
-        exclude_source: str | None = None,
+        unseen_only: bool | None = None,
+        for_tool: str | None = None,
         project: str | os.PathLike[str] | None = None,
     ) -> ContextReply:
-        """``exclude_source``: the tool the context is for (``claude`` …): facts imported from
+        """``for_tool``: the agent tool the context is for (``claude`` …): facts imported from
         that tool's own memory are left out (it loads them itself)."""
         args = _drop_none(
             task=task,
             query=query,
             max_tokens=max_tokens,
             session_id=session_id,
-            exclude_source=exclude_source,
+            unseen_only=unseen_only,
+            for_tool=for_tool,
         )
         return cast(ContextReply, self.call("build_context", args, project=project))
 
@@ -219,6 +221,18 @@ class Client:
     ) -> EntryReply:
         args = _drop_none(context=context, session_id=session_id, confidence=confidence)
         return cast(EntryReply, self.call("save_episodic", args, project=project))
+
+    def save_session_note(
+        self,
+        note: str,
+        session_id: str,
+        confidence: float | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """The episodic note a session leaves; a second note for the same id replaces it."""
+        args = _drop_none(note=note, session_id=session_id, confidence=confidence)
+        return self.call("save_session_note", args, project=project)
 
     def detect_signals(
         self,
@@ -270,10 +284,39 @@ class Client:
             args["tools"] = list(tools)
         return self.call("import_tool_memories", args, project=project)
 
+    def forget(
+        self,
+        entry_ids: Sequence[str] | None = None,
+        *,
+        match: str | None = None,
+        dry_run: bool = False,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """Remove entries (by id, or every entry whose text contains ``match``) and every copy
+        of their text from the memory files; ``dry_run`` lists what would go."""
+        args: dict[str, Any] = {"dry_run": dry_run}
+        if entry_ids is not None:
+            args["entry_ids"] = list(entry_ids)
+        if match is not None:
+            args["match"] = match
+        return self.call("forget", args, project=project)
+
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None
     ) -> EntriesReply:
         return cast(EntriesReply, self.call("entries", _drop_none(sector=sector), project=project))
+
+    def search(
+        self,
+        query: str,
+        limit: int | None = None,
+        sector: str | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """Entries matching ``query``, best first: ``{"query", "results": [Entry + score]}``."""
+        args = _drop_none(query=query, limit=limit, sector=sector)
+        return self.call("search", args, project=project)
 
     def log(
         self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
@@ -353,6 +396,7 @@ class Client:
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         from ..common import ops
         from ..common.protocol import CONFLICT, INTERNAL, OpError
+        from ..common.settings import SettingsError, load_core_settings
 
         assert project is not None
         try:
@@ -360,7 +404,12 @@ class Client:
             if not root.is_dir():
                 # MemoryStore would create the directories; a typo in -C must not do that.
                 raise OpError(CONFLICT, f"project directory {root} does not exist")
-            result = ops.dispatch_memory_op(ops.DirectBackend(), op, root, args)
+            # The daemon's [core] settings, so that both paths age and reinforce alike.
+            settings = load_core_settings(self.paths.config_path)
+            backend = ops.DirectBackend(settings=settings)
+            result = ops.dispatch_memory_op(backend, op, root, args)
+        except SettingsError as exc:
+            raise RequestError(INTERNAL, f"{op} in direct mode: bad configuration: {exc}") from exc
         except OpError as exc:
             raise RequestError(exc.code, exc.message) from exc
         except OSError as exc:

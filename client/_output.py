@@ -16,10 +16,26 @@ def terminal_width() -> int:
     return max(60, columns)
 
 
+def stdout_is_terminal() -> bool:
+    try:
+        return os.isatty(1)
+    except OSError:
+        return False
+
+
 def table(
-    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None = None
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    width: int | None = None,
+    overflow: str | None = None,
 ) -> str:
-    """Columns padded to their widest cell; the last column is cut to fit the terminal."""
+    """Columns padded to their widest cell. The last column, when it is wider than what the
+    terminal leaves it, is ``"wrap"``-ped onto indented lines (the default on a terminal),
+    ``"cut"`` with an ellipsis, or left whole (``"none"``: the default when stdout is a pipe
+    or a file, so nothing a script reads is ever lost)."""
+    if overflow is None:
+        overflow = "wrap" if stdout_is_terminal() else "none"
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:
@@ -32,10 +48,52 @@ def table(
     for row in [list(headers), *cells]:
         padded = [value.ljust(widths[i]) for i, value in enumerate(row[:-1])]
         tail = row[-1] if row else ""
-        if len(tail) > last:
-            tail = tail[: last - 1] + "…"
-        lines.append("  ".join([*padded, tail]).rstrip())
+        if len(tail) <= last or overflow == "none":
+            lines.append("  ".join([*padded, tail]).rstrip())
+        elif overflow == "cut":
+            lines.append("  ".join([*padded, tail[: last - 1] + "…"]).rstrip())
+        else:
+            import textwrap
+
+            chunks = textwrap.wrap(tail, last, break_on_hyphens=False) or [""]
+            lines.append("  ".join([*padded, chunks[0]]).rstrip())
+            lines += [" " * lead + chunk for chunk in chunks[1:]]
     return "\n".join(lines)
+
+
+BAR_CELLS = 5
+
+
+def bar(value: Any) -> str:
+    """A 0..1 score as a small bar for people (``0.62`` -> ``███▏ ``), fixed width; ASCII
+    (``###--``) when stdout cannot encode the block characters."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return ""
+    share = min(max(float(value), 0.0), 1.0)
+    if not _unicode_ok():
+        full = round(share * BAR_CELLS)
+        return "#" * full + "-" * (BAR_CELLS - full)
+    eighths = round(share * BAR_CELLS * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + ("" if part == 0 else " ▏▎▍▌▋▊▉"[part])
+    return text.ljust(BAR_CELLS)
+
+
+def _unicode_ok() -> bool:
+    import sys
+
+    try:
+        "█▏".encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def score(value: Any) -> str:
+    """``0.62 ███▏`` (the number, then its bar)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "-"
+    return f"{float(value):.2f} {bar(value)}".rstrip()
 
 
 def _cell(value: Any) -> str:

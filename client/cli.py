@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Control maestrod and read or write a project's Maestro Memory.",
     )
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="print maestroctl's version (the installed package's) and exit",
+    )
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_Parser
     )
@@ -172,8 +177,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _wants_version(argv: Sequence[str]) -> bool:
+    """``--version`` before any subcommand (``maestroctl --version [--json]``)."""
+    takes_value = {"-C", "--project", "--timeout"}
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--version":
+            return True
+        elif arg in takes_value:
+            skip = True
+        elif not arg.startswith("-"):
+            return False
+    return False
+
+
 def _main(args: list[str]) -> int:
     as_json = _wants_json(args)
+    if _wants_version(args):
+        from ..common.version import package_version
+
+        version = package_version()
+        if as_json:
+            _emit_json(
+                {
+                    "ok": True,
+                    "command": "version",
+                    "via": None,
+                    "project": None,
+                    "result": {"version": version},
+                }
+            )
+        else:
+            _emit_text(f"{PROG} {version}")
+        return EXIT_OK
     try:
         ns = build_parser().parse_args(args)
     except _UsageError as exc:

@@ -6,9 +6,18 @@ A hook reads Claude Code's JSON from stdin and answers on stdout:
   the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
   context block as ``additionalContext`` (the core's block is already fenced and labelled as
   reference data).
-* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt; what it saved comes
-  back as one short line ("Remembered: …"), or nothing.
-* ``session-end`` (SessionEnd; ``stop`` for a Stop hook): the project's maintenance.
+* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
+  the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
+  task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
+  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced.
+* ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
+  ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
+  none when the session had no prompt — then the project's maintenance.
+* ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
+  must not run maintenance (accepted so that an older settings file stays harmless).
+
+The project is the nearest ``.maestro/`` at or above ``$CLAUDE_PROJECT_DIR`` (where Claude Code
+was started), else above the hook's ``cwd`` (which follows the agent's ``cd``).
 
 Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
 above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
@@ -56,11 +65,38 @@ TRANSCRIPT_TOOLS: tuple[tuple[str, str], ...] = (
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
-DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"  # seconds, to widen both on a slow or busy machine
+# Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
+# has no reason to, Claude Code's own hook timeout being the outer bound.
+DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"
+
+
+def time_limits(
+    env: dict[str, str] | os._Environ[str] | None = None,
+) -> tuple[float, float, float]:
+    """(deadline, hard deadline, daemon timeout) in seconds: the defaults, or scaled to
+    ``MAESTRO_HOOK_DEADLINE`` when that is a positive number of seconds below an hour."""
+    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
+    try:
+        deadline = float(raw) if raw else DEADLINE
+    except ValueError:
+        deadline = DEADLINE
+    if not 0 < deadline < 3600:  # nan and inf fail this too
+        deadline = DEADLINE
+    scale = deadline / DEADLINE
+    return deadline, HARD_DEADLINE * scale, DAEMON_TIMEOUT * scale
+
+
+def _scaled(seconds: float) -> float:
+    """A step's time budget inside the hook, stretched like the deadline it lives under."""
+    return seconds * time_limits()[0] / DEADLINE
+
+
 MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
 REMEMBERED_LIMIT = 200
+PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
+PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
 LOG_NAME = "hooks.log"
 LOG_ROTATE_BYTES = 1 << 20
 
@@ -81,19 +117,6 @@ def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
     return DEFAULT_MAX_TOKENS
 
 
-def hook_deadlines(env: dict[str, str] | os._Environ[str] | None = None) -> tuple[float, float]:
-    """(deadline, hard deadline) in seconds: ``MAESTRO_HOOK_DEADLINE`` when it is a positive
-    number (the hard one 0.2 s later), else ``DEADLINE`` and ``HARD_DEADLINE``."""
-    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEADLINE, HARD_DEADLINE
-    if not 0 < value < 3600:  # nan and inf fail this too
-        return DEADLINE, HARD_DEADLINE
-    return value, value + (HARD_DEADLINE - DEADLINE)
-
-
 def estimate_tokens(text: str) -> int:
     from ..core.text import estimate_tokens as estimate
 
@@ -111,7 +134,10 @@ def log_path() -> Path:
     return paths.resolve().log_dir / LOG_NAME
 
 
-def log_reason(event: str, reason: str) -> None:
+def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
+    """Append one line to the hook log. ``reason`` passes the privacy screen first (it may
+    quote what a daemon or a payload said); ``screen=False`` is for this module's own fixed
+    messages on the deadline paths, which must not wait for the screen to load."""
     try:
         path = log_path()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -120,6 +146,10 @@ def log_reason(event: str, reason: str) -> None:
                 os.replace(path, path.with_name(LOG_NAME + ".1"))
         except FileNotFoundError:
             pass
+        if screen:
+            from ..core.secrets import redact  # loads only when a hook has something to log
+
+            reason = redact(reason)
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
         line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {reason}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -142,7 +172,7 @@ class _Watchdog:
     def __init__(self, event: str, started: float) -> None:
         self.event = event
         self.started = started
-        self.deadline, self.hard_deadline = hook_deadlines()
+        self.deadline, self.hard_deadline, _ = time_limits()
         self._done = threading.Event()
         self._armed = False
         self._previous: Any = signal.SIG_DFL
@@ -153,7 +183,9 @@ class _Watchdog:
     def _backstop(self) -> None:
         remaining = self.hard_deadline - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
-            log_reason(self.event, f"still running after {self.hard_deadline:g} s; exited")
+            log_reason(
+                self.event, f"still running after {self.hard_deadline:g} s; exited", screen=False
+            )
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
@@ -191,7 +223,7 @@ class _Memory:
 
         self.project = project
         self.event = event
-        self.client = Client(project, timeout=DAEMON_TIMEOUT, retries=0)
+        self.client = Client(project, timeout=time_limits()[2], retries=0)
 
     def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
         """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
@@ -275,7 +307,7 @@ def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
     _import_tool_memories(memory)
     result = memory.call(
         lambda c: c.build_context(
-            max_tokens=budget, session_id=session_id, exclude_source=_hook_tool(data)
+            max_tokens=budget, session_id=session_id, for_tool=_hook_tool(data)
         ),
         repeatable=True,
     )
@@ -299,17 +331,60 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         if isinstance(s, dict) and s.get("action") in ("added", "replaced")
     ]
     facts = [f for f in facts if f]
-    if not facts:
-        return ""
-    line = "Remembered: " + "; ".join(facts)
-    if len(line) > REMEMBERED_LIMIT:
-        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
-    if estimate_tokens(line) > budget:
-        return ""
-    return _hook_output("user-prompt", line)
+    out: dict[str, Any] = {}
+    if facts:  # shown to the person, so capture is never silent
+        line = "Remembered: " + "; ".join(facts)
+        if len(line) > REMEMBERED_LIMIT:
+            line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+        out["systemMessage"] = line
+    session_id = _text(data, "session_id")
+    if session_id is not None and time.monotonic() - _STARTED[0] > _scaled(PROMPT_BUILD_UNTIL):
+        log_reason(memory.event, "no time left for the prompt's context; only capture reported")
+    elif session_id is not None:
+        # The prompt is the task: what memory holds about it that this session has not seen.
+        limit = min(budget, PROMPT_MAX_TOKENS)
+        built = memory.call(
+            lambda c: c.build_context(
+                task=prompt, max_tokens=limit, session_id=session_id, unseen_only=True
+            ),
+            repeatable=True,
+        )
+        context = built.get("context")
+        if isinstance(context, str) and context and estimate_tokens(context) <= limit:
+            out["hookSpecificOutput"] = {
+                "hookEventName": HOOK_EVENT_NAMES["user-prompt"],
+                "additionalContext": context,
+            }
+    return json.dumps(out, ensure_ascii=False) if out else ""
+
+
+TRANSCRIPT_BUDGET = 0.5  # seconds after the hook starts: stop reading the transcript
+_STARTED = [0.0]  # when this hook started (time.monotonic), set by run_claude_hook
+
+
+def _session_note(memory: _Memory, data: dict[str, Any]) -> None:
+    """Distil the transcript into the session's episodic note (core.digest), if it had a
+    prompt. A missing or unreadable transcript is no error: no note."""
+    session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
+    if session_id is None or path is None:
+        return
+    from ..core.digest import distil
+
+    def late() -> bool:
+        return time.monotonic() - _STARTED[0] > _scaled(TRANSCRIPT_BUDGET)
+
+    try:
+        with open(path, "rb") as lines:
+            note = distil(lines, str(memory.project), should_stop=late).note()
+    except OSError as exc:
+        log_reason(memory.event, f"no session note: cannot read the transcript ({exc})")
+        return
+    if note is not None:
+        memory.call(lambda c: c.save_session_note(note, session_id), repeatable=True)
 
 
 def _session_end(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+    _session_note(memory, data)
     memory.call(lambda c: c.maintenance(), repeatable=True)
     return ""
 
@@ -318,7 +393,7 @@ _HANDLERS: dict[str, Callable[[_Memory, dict[str, Any], int], str]] = {
     "session-start": _session_start,
     "user-prompt": _user_prompt,
     "session-end": _session_end,
-    "stop": _session_end,
+    "stop": lambda memory, data, budget: "",
 }
 
 
@@ -326,10 +401,14 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
     data = _read_input(stdin)
+    if event == "stop":
+        return ""  # after every reply: not a session end, nothing to do
     cwd = _text(data, "cwd") or os.getcwd()
-    project = find_project(cwd)
+    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
-        raise _Skip(f"no .maestro/ at or above {cwd}")
+        where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
+        raise _Skip(f"no .maestro/ at or above {where}")
     memory = _Memory(project, event)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())
@@ -340,6 +419,7 @@ def run_claude_hook(
 ) -> int:
     """Run one hook; always returns 0 (fail-open). Output only on success."""
     started = time.monotonic()
+    _STARTED[0] = started
     output = ""
     memory: list[_Memory] = []
     try:
@@ -349,8 +429,8 @@ def run_claude_hook(
             finally:
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
-        elapsed, deadline = time.monotonic() - started, hook_deadlines()[0]
-        log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)")
+        elapsed, deadline = time.monotonic() - started, time_limits()[0]
+        log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
     except _Skip as exc:
         log_reason(event, str(exc))
     except MaestroError as exc:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..core.memory import Memory, MemoryView
-from ..core.model import MemoryError_, NotFoundError, RejectedError
+from ..core.memory import Memory, MemoryView, Settings
+from ..core.model import ForgetReport, MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import TOOLS, ImportReport
 from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
@@ -151,15 +151,18 @@ def op_initialize(backend: Backend, project: Path, args: Args) -> dict[str, Any]
     ).to_dict()
 
 
-@memory_op("build_context", "task", "query", "max_tokens", "session_id", "exclude_source")
+@memory_op("build_context", "task", "query", "max_tokens", "session_id", "unseen_only", "for_tool")
 def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     task = opt_str(args, "task")
     query = opt_str(args, "query")
     max_tokens = opt_int(args, "max_tokens", 500)
     session_id = opt_str(args, "session_id")
-    exclude = opt_str(args, "exclude_source")
+    unseen_only = opt_bool(args, "unseen_only")
+    for_tool = opt_str(args, "for_tool")
     memory = backend.read(project)
-    result = core_errors(lambda: memory.build_context(task, query, max_tokens, session_id, exclude))
+    result = core_errors(
+        lambda: memory.build_context(task, query, max_tokens, session_id, unseen_only, for_tool)
+    )
     ids = session_references(result, session_id)
     if session_id is not None and ids:
         backend.reinforce_later(project, ids, session_id)
@@ -176,11 +179,14 @@ def op_save_semantic(backend: Backend, project: Path, args: Args) -> dict[str, A
     fact = req_str(args, "fact")
     category = req_str(args, "category")
     confidence = opt_number(args, "confidence")
-    return core_errors(
+    result = core_errors(
         lambda: backend.write(
             project, "save_semantic", lambda m: m.save_semantic(fact, category, confidence)
         )
-    ).to_dict()
+    )
+    if result.screened:  # a secret: an error the caller cannot miss (CLI exit 1)
+        raise OpError(REJECTED, result.reason)
+    return result.to_dict()
 
 
 @memory_op("save_episodic", "context", "session_id", "confidence")
@@ -194,6 +200,21 @@ def op_save_episodic(backend: Backend, project: Path, args: Args) -> dict[str, A
         )
     )
     return {"entry": entry.to_dict()}
+
+
+@memory_op("save_session_note", "note", "session_id", "confidence")
+def op_save_session_note(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    note = req_str(args, "note")
+    session_id = req_str(args, "session_id")
+    confidence = opt_number(args, "confidence")
+    entry, updated = core_errors(
+        lambda: backend.write(
+            project,
+            "save_session_note",
+            lambda m: m.save_session_note(note, session_id, confidence),
+        )
+    )
+    return {"entry": entry.to_dict(), "updated": updated}
 
 
 @memory_op("detect_signals", "user_message", "assistant_response")
@@ -255,6 +276,67 @@ def op_entries(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     return {"entries": [e.to_dict() for e in entries], "problems": memory.problems()}
 
 
+@memory_op("forget", "entry_ids", "match", "dry_run")
+def op_forget(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    """Remove entries by id (or every entry whose text contains ``match``) and every copy of
+    their text. ``dry_run`` lists what would go."""
+    ids = args.get("entry_ids")
+    match = opt_str(args, "match")
+    dry_run = opt_bool(args, "dry_run")
+    if (ids is None) == (match is None):
+        raise OpError(BAD_REQUEST, "give exactly one of 'entry_ids' or 'match'")
+    if ids is not None and (
+        not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids)
+    ):
+        raise OpError(BAD_REQUEST, "'entry_ids' must be a non-empty list of entry ids")
+
+    def apply(memory: Memory) -> ForgetReport:
+        chosen = ids if ids is not None else [e.id for e in memory.matching(match)]
+        if not chosen:
+            raise NotFoundError(f"no entry contains {match!r}")
+        return memory.forget(list(dict.fromkeys(chosen)), dry_run=dry_run)
+
+    # A dry run runs in the writer too, so it sees every write queued before it.
+    return core_errors(lambda: backend.write(project, "forget", apply)).to_dict()
+
+
+SEARCH_LIMIT_DEFAULT = 20
+SEARCH_LIMIT_MAX = 1000
+SEARCH_QUERY_MAX = 4000  # characters: each word becomes a term of the FTS5 query
+
+
+@memory_op("search", "query", "sector", "limit")
+def op_search(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    """The entries matching ``query``, best first (``core.search``: FTS5 BM25, the one ranking
+    the CLI, the MCP ``search`` tool and the ui share)."""
+    from ..core.search import search
+
+    query = req_str(args, "query")
+    if len(query) > SEARCH_QUERY_MAX:
+        raise OpError(
+            BAD_REQUEST, f"'query' is {len(query)} characters; at most {SEARCH_QUERY_MAX}"
+        )
+    sector = opt_str(args, "sector")
+    if sector not in (None, "semantic", "episodic", "archive"):
+        raise OpError(BAD_REQUEST, "'sector' must be 'semantic', 'episodic' or 'archive'")
+    limit = opt_int(args, "limit", SEARCH_LIMIT_DEFAULT)
+    if not 0 <= limit <= SEARCH_LIMIT_MAX:
+        raise OpError(BAD_REQUEST, f"'limit' must be 0 to {SEARCH_LIMIT_MAX}, got {limit}")
+    memory = backend.read(project)
+    entries = []
+    if sector in (None, "semantic"):
+        entries += memory.semantic_entries()
+    if sector in (None, "episodic"):
+        entries += memory.episodic_entries()
+    if sector == "archive":
+        entries += memory.archived_entries()
+    found = search(entries, query, limit=limit)
+    return {
+        "query": query,
+        "results": [{**e.to_dict(), "score": score} for e, score in found],
+    }
+
+
 @memory_op("import_tool_memories", "tools", "dry_run", "home")
 def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     """Read each tool's own memory folder for ``project`` (read only) and import it:
@@ -299,8 +381,17 @@ def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> 
 class DirectBackend:
     """No daemon: every read is a fresh lock-free parse, every write its own transaction."""
 
-    def __init__(self, store_factory: Callable[[Path], MemoryStore] = MemoryStore) -> None:
-        self._store_factory = store_factory
+    def __init__(
+        self,
+        store_factory: Callable[[Path], MemoryStore] | None = None,
+        *,
+        settings: Settings | None = None,
+    ) -> None:
+        self._store_factory = (
+            store_factory
+            if store_factory is not None
+            else (lambda project: MemoryStore(project, settings=settings))
+        )
 
     def read(self, project: Path) -> MemoryView:
         return self._store_factory(project).read().view()

@@ -120,3 +120,39 @@ def dir_problem(path: Path, info: os.stat_result) -> tuple[str, str] | None:
             f"chmod 700 {path}",
         )
     return None
+
+
+def home_problems(home: Path) -> list[str]:
+    """What makes ``MAESTRO_HOME`` unsafe: the home itself writable by group/others or not
+    ours; its parent writable by group/others (unless sticky, as /tmp is: then others cannot
+    rename or replace our entry) or owned by another user (who could swap the home for
+    theirs). A missing home or parent is no problem (maestrod creates the home 0700)."""
+    problems: list[str] = []
+    uid = os.getuid()
+    for path, is_home in ((home, True), (home.parent, False)):
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            problems.append(f"cannot check {path}: {exc.strerror}")
+            continue
+        mode = stat.S_IMODE(info.st_mode)
+        what = "MAESTRO_HOME" if is_home else "the parent of MAESTRO_HOME"
+        if info.st_uid not in (uid, 0) or (is_home and info.st_uid != uid):
+            problems.append(
+                f"{what} {path} is owned by uid {info.st_uid}, not by this user (uid {uid})"
+            )
+        writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        if writable and (is_home or not info.st_mode & stat.S_ISVTX):
+            problems.append(
+                f"{what} {path} is writable by group or others (mode {mode:04o}); "
+                f"run 'chmod go-w {path}'"
+            )
+    return problems
+
+
+def maestro_home(env: Mapping[str, str] | None = None) -> Path | None:
+    """``MAESTRO_HOME`` as ``paths.resolve`` reads it, or None when unset."""
+    value = (os.environ if env is None else env).get("MAESTRO_HOME")
+    return Path(value).expanduser().absolute() if value else None

@@ -75,11 +75,14 @@ OPS: dict[str, OpFacts] = _facts(
     ("initialize",     True,  True,  "write",   True),  # per session id: see the client
     ("build_context",  True,  True,  "read",    True),
     ("entries",        True,  True,  "read",    True),
+    ("search",         True,  True,  "read",    True),
     ("save_semantic",  True,  False, "write",   True),
     ("save_episodic",  True,  False, "write",   True),
+    ("save_session_note", True, True, "write",  True),  # one note per session id: an upsert
     ("detect_signals", True,  False, "write",   True),
     ("reinforce",      True,  False, "write",   True),
     ("maintenance",    True,  False, "write",   True),
+    ("forget",         True,  False, "write",   True),  # a repeat is not_found: no retry
     ("import_tool_memories", True, True, "write", True),  # idempotent: see core/toolmem.py
 )
 # fmt: on

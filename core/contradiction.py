@@ -4,7 +4,8 @@
 category and says what saving it means. Everything is lexical, deterministic and explained by the
 verdict's ``reason``. The rules, written down once:
 
-* **Reading a rule.** Each text becomes a sequence of content tokens: lower-cased, common
+* **Reading a rule.** The text is normalised first (``lexicon.normalise``: emphasis, links,
+  typographic marks, bullets). Each text becomes a sequence of content tokens: lower-cased, common
   abbreviations expanded (``req`` -> request, ``min`` -> minute, ``ms`` -> millisecond,
   ``config``, ``repo``, ``env``, ``db``, ``PR`` …), number words made digits, number+unit split
   (``15min`` -> ``15`` ``minute``; ``req/min`` and ``requests per minute`` agree), stemmed
@@ -37,6 +38,21 @@ verdict's ``reason``. The rules, written down once:
   3. *reversed choice*: a token chosen by one text is rejected by the other (``A over B`` vs
      ``B over A``, ``use X instead of Y`` vs ``use Y``), and the other words mostly agree
      (conflicting + shared words >= differing words - 1).
+* **Whole texts** (long rules from instruction files), when the checks above find nothing, on
+  the normalised text with asides included, a code span as one token and agent nouns as their
+  action (``type checkers`` = ``type checks``), same polarity only:
+  1. *changed value*: the texts share three or more tokens and half their words, and every
+     difference is a short segment (three tokens or fewer a side) holding a value on each side,
+     or a number/code span against words anywhere but the subject (```npm run compile``` ->
+     ```bun run compile```, "from the changeset PR" -> "from ```main```"). A restatement whose
+     aside changed a value (``(default: `auto`)`` -> ``(default: `True`)``) is this too;
+  2. *reworded*: four shared tokens, similarity >= ``NEAR_SIMILARITY``, at most one word (or
+     one word for a phrase) replaced, the rest only added or dropped, no more than half as many
+     differing tokens as shared ones -> reinforced;
+  3. *more detail*: one token set contains the other (three tokens or more), the longer adds at
+     most one token more than the shorter has, and both start alike -> reinforced;
+  4. *changed setting / definition*: the same label (``Imports: …``) or the same defined subject
+     (```main` is …``, ``Bun is …``; four words at most) with a different rest -> replaced.
 * **Added** otherwise: a shared generic word is never a topic, and a swapped subject
   (``line length`` vs ``timeout``, ``tests`` vs ``lint`` after ``run``) is not a changed value.
 * **Choosing the target** among several hits: a duplicate beats a contradiction, then the
@@ -51,7 +67,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from .text import STOP_WORDS, stem
+from .lexicon import NEGATIONS, RULE_WORDS, STOP_WORDS, normalise
+from .text import stem
 
 __all__ = ["Verdict", "classify", "same_rule"]
 
@@ -143,20 +160,8 @@ for _canon, _forms in {
         _UNITS[_form] = _canon
 _UNIT_NAMES = frozenset(_UNITS.values())
 
-_GENERIC = frozenset(
-    """
-    always must should shall ensure make sure use prefer please project codebase here really
-    ever strictly generally usually everywhere whenever thing stuff choose need needs
-    require requires required kindly definitely called named known
-    """.split()
-)
-_NEGATORS = frozenset(
-    """
-    never not no don't dont doesn't doesnt isn't isnt aren't arent avoid avoids avoiding stop
-    stops mustn't mustnt shouldn't shouldnt cannot can't cant won't wont without nor neither
-    didn't didnt wasn't weren't
-    """.split()
-)
+_GENERIC = RULE_WORDS
+_NEGATORS = NEGATIONS
 _POSITIVE_MARKERS = ("always", "must", "should", "prefers", "prefer", "likes", "use", "uses")
 _NEGATIVE_MARKERS = {
     "never": "never",
@@ -364,6 +369,17 @@ def _canonical(word: str) -> str:
     return _SYNONYMS.get(stemmed, stemmed)
 
 
+def _agent_base(word: str) -> str:
+    """``checker`` -> ``check``, ``runner`` -> ``run``: the doer of an action names the action
+    ("type checkers" and "type checks" are one topic)."""
+    if len(word) < 6 or not word.isalpha() or not word.endswith("er") or word[-3] in "aeiou":
+        return word
+    base = word[:-2]
+    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+        base = base[:-1]  # runner -> run
+    return base
+
+
 def _is_value(raw: str, word: str, position: int, quoted: frozenset[str]) -> bool:
     if any(ch.isdigit() for ch in word) or any(ch in word for ch in "*%/"):
         return True
@@ -478,6 +494,7 @@ def _limits(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> _Rule:
+    text = normalise(text)
     quoted = _quoted_words(text)
     body, rejected_phrases = _split_asides(_limits(text))
     body, more = _extract_rejected(body)
@@ -699,11 +716,129 @@ def _may_relate(old: _Rule, new: _Rule) -> bool:
     return bool(old.families & new.families)
 
 
+# ---- Long rules: a whole-text comparison, asides included ----------------------------------
+
+_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z`][\w`.&/+#() -]{0,40}?)\s*:\s+(?P<rest>\S.*)$", re.S)
+_DEFINITION = re.compile(r"^\s*(?P<subject>`[^`]+`|[A-Z][\w.+#/-]*)\s+(?:is|are)\s+\S")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+NEAR_SIMILARITY = 0.75  # share of tokens two texts must have in common to be one rule
+NEAR_SHARED = 4  # and at least this many shared tokens
+
+
+@lru_cache(maxsize=4096)
+def _full(text: str) -> tuple[_Tok, ...]:
+    """Every content token of ``text``, parentheticals and rejected alternatives included; the
+    doer of an action names the action (``checkers`` -> ``check``); a code span is one token;
+    ``slot`` here marks a strong value (a number, pattern or code span), one that may stand
+    against plain words."""
+    spans: set[str] = set()
+
+    def one_token(match: re.Match[str]) -> str:
+        # A code span is one value: `npm run compile` -> npm_run_compile.
+        joined = re.sub(r"[^A-Za-z0-9_.*/+#]+", "_", match.group(1)).strip("_.")
+        spans.add(joined.lower())
+        return f" {joined} "
+
+    text = _CODE_SPAN.sub(one_token, normalise(text))
+    quoted = _quoted_words(text) | spans
+    toks, _ = _tokens(_limits(text), quoted)
+    return tuple(
+        _Tok(_agent_base(t.norm), t.raw, t.value, t.raw.lower() in quoted or _numeric(t), t.unit)
+        for t in toks
+        if not t.unit
+    )
+
+
+def _value_swaps(a: Sequence[_Tok], b: Sequence[_Tok]) -> tuple[list[str], int, int]:
+    """Aligned differences of ``a`` and ``b``: the value changes (each side holds a value),
+    the count of other replaced segments (one more when a segment is two words or more on
+    both sides) and the count of tokens only one side has."""
+    matcher = difflib.SequenceMatcher(None, [t.norm for t in a], [t.norm for t in b], False)
+    swaps: list[str] = []
+    words = extras = 0
+    wide = False  # a replaced segment of two or more words on both sides
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        old_seg, new_seg = a[i1:i2], b[j1:j2]
+        has_old, has_new = any(t.value for t in old_seg), any(t.value for t in new_seg)
+        strong = any(t.slot for t in (*old_seg, *new_seg))
+        # A value for a value; or a quoted/numeric value for words, but not in the subject.
+        short = len(old_seg) <= 3 and len(new_seg) <= 3  # a value, not a clause
+        if op == "replace" and short and ((has_old and has_new) or (strong and i1 and j1)):
+            swaps.append(f"{_describe(old_seg)} -> {_describe(new_seg)}")
+        elif op == "replace":
+            words += 1
+            wide = wide or min(len(old_seg), len(new_seg)) > 1
+        else:
+            extras += len(old_seg) + len(new_seg)
+    return swaps, words if not wide else words + 1, extras
+
+
+def _whole_text(old: _Rule, new: _Rule) -> tuple[int, str] | None:
+    """Verdicts that need the whole texts: a changed value inside an aside, a changed setting
+    under the same label or subject, a long rule restated in other words."""
+    if old.negative != new.negative:
+        return None
+    sa, sb = _full_set(old.text), _full_set(new.text)
+    shared = sa & sb
+    similarity = 2 * len(shared) / (len(sa) + len(sb)) if sa and sb else 0.0
+    if len(shared) >= 3 and similarity >= 0.5:
+        swaps, words, extras = _value_swaps(_full(old.text), _full(new.text))
+        if swaps and not words and extras <= len(shared) // 2:
+            return 1, "changed value: " + ", ".join(swaps)
+        if (
+            not swaps
+            and words <= 1  # one word (or one word for a phrase) reworded, the rest added
+            and len(sa ^ sb) <= len(shared) / 2
+            and len(shared) >= NEAR_SHARED
+            and similarity >= NEAR_SIMILARITY
+        ):
+            return 2, "same rule in other words"
+    short, extra = min(len(sa), len(sb)), len(sa ^ sb)
+    if (
+        short >= 3
+        and (sa <= sb or sb <= sa)
+        and extra <= short + 1
+        and _full(old.text)[0].norm == _full(new.text)[0].norm  # a scope before it is new
+    ):
+        return 2, "same rule, more detail"  # one adds a short explanation to the other
+    for kind, what in ((0, "setting"), (1, "definition")):
+        head_old, head_new = _head(old.text)[kind], _head(new.text)[kind]
+        if head_old and head_new and head_old[0] == head_new[0]:
+            return 1, f"changed {what} of {head_new[1]}"
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _full_set(text: str) -> frozenset[str]:
+    return frozenset(t.norm for t in _full(text))
+
+
+_Head = tuple[frozenset[str], str] | None
+
+
+@lru_cache(maxsize=4096)
+def _head(text: str) -> tuple[_Head, _Head]:
+    """The label (``Imports:`` …) and the defined subject (```main` is`` …) of a rule, as
+    token sets of at most four words with the words as written, or ``None``."""
+    out: list[_Head] = []
+    for pattern in (_LABEL, _DEFINITION):
+        match = pattern.match(text)
+        head = match.group(1) if match else ""
+        tokens = _full_set(head) if head else frozenset()
+        out.append((tokens, head.strip()) if tokens and len(tokens) <= 4 else None)
+    return out[0], out[1]
+
+
 def _judge(old: _Rule, new: _Rule) -> tuple[int, str] | None:
     """(priority, reason) when ``new`` restates (2) or contradicts (1) ``old``; else None."""
     if not _may_relate(old, new):
         return None  # the write path scans every entry of the category: keep that cheap
     if _is_duplicate(old, new):
+        swaps = _value_swaps(_full(old.text), _full(new.text))[0]
+        if swaps:  # the rules agree but an aside changed: "(e.g. `npm run x`)" -> "`bun run x`"
+            return 1, "changed value: " + ", ".join(swaps)
         return 2, "same rule restated"
     d = _diff(old, new)
     for check in (_changed_value, _flipped):
@@ -713,7 +848,7 @@ def _judge(old: _Rule, new: _Rule) -> tuple[int, str] | None:
     reason = _reversed(old, new)
     if reason is not None:
         return 1, reason
-    return None
+    return _whole_text(old, new)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,9 +9,12 @@ Protocol (every writer, daemon or direct, follows it):
    lists fully written, fsynced temp files: rename them into place) and delete stray temp files,
    logging each.
 3. ``commit``: every changed file is written to a temp file in the same directory and fsynced.
-   One file: ``os.replace`` then fsync the directory. Several files: an intent file naming the
-   temps is made durable first, then each temp is renamed, the directory fsynced, the intent
-   removed. So after a crash the set of files is either all old or, after recovery, all new.
+   One file: ``os.replace`` then fsync the directory. Several files: the directory is fsynced
+   (the temps' names are durable), then an intent file naming the temps is made durable
+   (written to its own temp, fsynced, renamed, directory fsynced), then each temp is renamed,
+   the directory fsynced, the intent removed. So after a crash the set of files is either all
+   old or, after recovery, all new: ``tests/reliability/test_crash_states.py`` checks every
+   crash state of every commit shape under the persistence model in ARCHITECTURE.md.
 
 A failure before anything was renamed removes every temp file and raises
 ``MemoryWriteError``: the previous files are intact.
@@ -26,7 +29,8 @@ each file, taken from the temp file itself, so the caller can tell its own files
 edit. Readers take no lock: ``os.replace`` is
 atomic, so a reader sees the old file or the new one, never a torn one.
 
-The I/O steps go through ``IO`` so the fault-injection tests can fail the Nth call of any step.
+The I/O steps go through ``IO`` so the fault-injection tests can fail the Nth call of any step
+and the crash-state test (``tests/reliability/test_crash_states.py``) can record them.
 """
 
 from __future__ import annotations
@@ -70,6 +74,9 @@ class _IO:
 
     def replace(self, src: str, dst: str) -> None:
         os.replace(src, dst)
+
+    def unlink(self, path: str) -> None:
+        os.unlink(path)
 
     def fsync_dir(self, path: str) -> None:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -176,10 +183,17 @@ def _write_temp(
     return tmp
 
 
+def _intent(pairs: list[tuple[str, str]]) -> bytes:
+    """The intent file: the renames to finish, as names inside the memory directory (not
+    absolute paths, so a project moved or copied after a crash still recovers)."""
+    names = [[os.path.basename(src), os.path.basename(dst)] for src, dst in pairs]
+    return json.dumps({"renames": names}).encode()
+
+
 def _cleanup(paths: list[str]) -> None:
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(p)
+            IO.unlink(p)
 
 
 def commit(
@@ -201,9 +215,12 @@ def commit(
         for name, data in files.items():
             pairs.append((_write_temp(memory_dir, name, data, temps, sigs), str(memory_dir / name)))
         if len(pairs) > 1:
-            intent_tmp = _write_temp(
-                memory_dir, INTENT_FILE, json.dumps({"renames": pairs}).encode(), temps
-            )
+            intent_tmp = _write_temp(memory_dir, INTENT_FILE, _intent(pairs), temps)
+            # The temps' names must be durable before an intent that names them can be: else
+            # a crash may keep the intent and one temp but lose another temp's name, and
+            # recovery would finish half the commit (found by tests/reliability/
+            # test_crash_states.py).
+            IO.fsync_dir(str(memory_dir))
             IO.replace(intent_tmp, intent_path)
             temps.remove(intent_tmp)
             intent = True
@@ -242,8 +259,22 @@ def commit(
         ) from exc
     if intent:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(intent_path)
+            IO.unlink(intent_path)
     return sigs
+
+
+def recover_if_interrupted(memory_dir: Path) -> None:
+    """For a lock-free reader: if an interrupted multi-file commit's intent file is there,
+    take the lock and recover, so the reader sees all old or all new files. One stat when
+    there is none. Never call it holding the lock (``flock`` is per open file: it would wait
+    for itself). A reader that cannot recover (read-only files) reads what is there."""
+    if not os.path.exists(memory_dir / INTENT_FILE):
+        return
+    try:
+        with project_lock(memory_dir):
+            recover(memory_dir)
+    except OSError as exc:
+        log.warning("cannot complete the interrupted commit in %s: %s", memory_dir, exc)
 
 
 def recover(memory_dir: Path) -> list[str]:
@@ -260,18 +291,23 @@ def recover(memory_dir: Path) -> list[str]:
     except (ValueError, KeyError, TypeError):
         actions.append(f"removed unreadable commit intent {intent_path}")
         log.warning(actions[-1])
-        intent_path.unlink()
+        IO.unlink(str(intent_path))
         pairs = []
     else:
-        for src, dst in pairs:
-            if Path(src).parent != memory_dir or Path(dst).parent != memory_dir:
-                continue  # never rename outside the memory directory
+        for src_name, dst_name in pairs:
+            # Names only, joined to this directory: never rename outside it, and an intent
+            # still applies after the project was moved or copied (older intents held
+            # absolute paths: their last component is the name).
+            src_name, dst_name = Path(src_name).name, Path(dst_name).name
+            if not is_temp_name(src_name) or dst_name in ("", LOCK_FILE, INTENT_FILE):
+                continue
+            src, dst = memory_dir / src_name, memory_dir / dst_name
             if os.path.exists(src):
-                IO.replace(src, dst)
-                actions.append(f"completed interrupted write of {Path(dst).name}")
+                IO.replace(str(src), str(dst))
+                actions.append(f"completed interrupted write of {dst_name}")
                 log.warning("%s in %s", actions[-1], memory_dir)
         IO.fsync_dir(str(memory_dir))
-        intent_path.unlink()
+        IO.unlink(str(intent_path))
     try:
         names = os.listdir(memory_dir)
     except FileNotFoundError:
@@ -279,7 +315,7 @@ def recover(memory_dir: Path) -> list[str]:
     for name in names:
         if is_temp_name(name):
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(memory_dir / name)
+                IO.unlink(str(memory_dir / name))
             actions.append(f"deleted stale temp file {name} left by an interrupted writer")
             log.warning("%s in %s", actions[-1], memory_dir)
     return actions

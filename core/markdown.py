@@ -275,7 +275,9 @@ def render_entry(kind: FileKind, e: EntryBlock, nl: str) -> list[str]:
         header = f"### [salience: {sal}] [confidence: {conf}] [{e.date}] [{e.session_id}] {meta}"
         body = [line + nl for line in e.body] or [e.text + nl]
         return [header + nl, *body, nl]
-    lines = [f"- [{e.date}] [{fmt_confidence(e.confidence)}] {e.text} {meta}{nl}"]
+    # A hand-written line without a date keeps having none ("- [] [0.95]" would not parse).
+    date = f"[{e.date}] " if e.date else ""
+    lines = [f"- {date}[{fmt_confidence(e.confidence)}] {e.text} {meta}{nl}"]
     if kind == "archive":
         lines.extend(f"  {line}{nl}" for line in e.body)
     return lines

@@ -43,6 +43,7 @@ from .model import (
     REINFORCED_BY_REVIEW,
     ContextResult,
     Entry,
+    ForgetReport,
     InitReport,
     MaintenanceReport,
     MemoryError_,
@@ -57,6 +58,8 @@ from .model import (
     validate_confidence,
     validate_text,
 )
+from .related import may_relate
+from .secrets import redact, screen, strip_private
 from .signals import detect_signals
 
 FILES: dict[FileKind, str] = {
@@ -67,22 +70,44 @@ FILES: dict[FileKind, str] = {
 STATE_FILE = layout.STATE_FILE
 SECTORS: tuple[Sector, Sector] = ("semantic", "episodic")
 LEDGER_LIMIT = 2000
+SHOWN_SESSIONS = 100  # sessions whose shown entries are remembered (the most recent)
+SHOWN_PER_SESSION = 200
 RESULT_CACHE = 256  # context results kept per snapshot
 Decision = Literal["remove", "archive", "reinforce"]
 DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
+FORGOTTEN_MARK = "[forgotten]"
+
+
+DecayUnit = Literal["day", "session"]
+ReinforceOn = Literal["injected", "relevant"]
+DECAY_UNITS: tuple[str, ...] = ("day", "session")
+REINFORCE_ON: tuple[str, ...] = ("injected", "relevant")
 
 
 @dataclass
 class Settings:
-    """Tunable behaviour; zero is honoured as a value everywhere (no ``x or default``)."""
+    """Tunable behaviour; zero is honoured as a value everywhere (no ``x or default``).
 
-    injection: Literal["relevant", "all"] = "relevant"
+    * ``decay_unit``: ``"day"`` applies the per-session decay (semantic -0.05, the episodic
+      sweep) at most once per calendar day on which the project had a session; ``"session"``
+      once per distinct session id (the spec read literally). See ARCHITECTURE.md.
+    * ``reinforce_on``: which entries of a context build for a session count as referenced
+      and are reinforced: ``"injected"`` every entry put in the block, ``"relevant"`` only those
+      relevant to the task or query.
+    """
+
+    decay_unit: DecayUnit = "day"
+    reinforce_on: ReinforceOn = "injected"
     episodic_cap: int = EPISODIC_CAP
     default_max_tokens: int = 500
 
     def __post_init__(self) -> None:
-        if self.injection not in ("relevant", "all"):
-            raise MemoryError_(f"injection must be 'relevant' or 'all', got {self.injection!r}")
+        if self.decay_unit not in DECAY_UNITS:
+            raise MemoryError_(f"decay_unit must be 'day' or 'session', got {self.decay_unit!r}")
+        if self.reinforce_on not in REINFORCE_ON:
+            raise MemoryError_(
+                f"reinforce_on must be 'injected' or 'relevant', got {self.reinforce_on!r}"
+            )
         if (
             isinstance(self.episodic_cap, bool)
             or not isinstance(self.episodic_cap, int)
@@ -97,8 +122,11 @@ class Settings:
 class State:
     """The sidecar ``.state.json``: per-clone bookkeeping that is not memory content."""
 
-    sessions: dict[str, str] = field(default_factory=dict)  # session id -> date applied
-    # tool memory source -> {"id", "sig", "hash"[, "blocked"]} (core/toolmem.py)
+    sessions: dict[str, str] = field(default_factory=dict)  # session id -> first day seen
+    decayed_on: str | None = None  # the last day whose decay was applied
+    # session tag -> ids of the entries a context for that session has shown (most recent last)
+    shown: dict[str, list[str]] = field(default_factory=dict)
+    # tool memory source -> {"id", "sig", "hash"[, "blocked", "gone"]} (core/toolmem.py)
     imports: dict[str, dict[str, str]] = field(default_factory=dict)
     changed: bool = False
 
@@ -111,11 +139,21 @@ class State:
             sessions = data.get("sessions", {})
             if not isinstance(sessions, dict):
                 raise ValueError("sessions is not an object")
+            decayed_on = data.get("decayed_on")
+            if decayed_on is not None and not isinstance(decayed_on, str):
+                raise ValueError("decayed_on is not a date")
             imports = data.get("imports", {})
             if not isinstance(imports, dict):
                 raise ValueError("imports is not an object")
+            shown = data.get("shown", {})
+            if not isinstance(shown, dict) or not all(
+                isinstance(v, list) and all(isinstance(i, str) for i in v) for v in shown.values()
+            ):
+                raise ValueError("shown is not a map of id lists")
             return cls(
                 sessions={str(k): str(v) for k, v in sessions.items()},
+                decayed_on=decayed_on,
+                shown={str(k): list(v) for k, v in shown.items()},
                 imports={
                     str(k): {str(a): str(b) for a, b in v.items()}
                     for k, v in imports.items()
@@ -135,9 +173,20 @@ class State:
     def render(self) -> str:
         items = list(self.sessions.items())[-LEDGER_LIMIT:]
         data: dict[str, Any] = {"v": 1, "sessions": dict(items)}
+        if self.decayed_on is not None:
+            data["decayed_on"] = self.decayed_on
+        if self.shown:
+            data["shown"] = dict(list(self.shown.items())[-SHOWN_SESSIONS:])
         if self.imports:
             data["imports"] = self.imports
         return json.dumps(data, indent=1) + "\n"
+
+    def last_decay_day(self) -> str | None:
+        """The last day a decay was applied. A ledger written before ``decayed_on`` existed
+        (decay per session id) applied one on every day it recorded a session."""
+        if self.decayed_on is not None:
+            return self.decayed_on
+        return max(self.sessions.values(), default=None)
 
 
 def session_tag(session_id: str) -> str:
@@ -178,6 +227,9 @@ class Memory:
         self.today = today
         self.settings = settings if settings is not None else Settings()
         self.generation = 0  # bumped on every change; caches key on it
+        for b in semantic.entries():
+            if not b.meta:  # no mm comment at all: a line a person typed
+                b.meta["by"] = "hand"  # kept when the line is first rewritten
 
     # -- construction and output -------------------------------------------------------------
     @classmethod
@@ -254,7 +306,9 @@ class Memory:
             salience=block.salience,
             session_id=block.session_id if sector == "episodic" else None,
             unreinforced_sessions=unreinforced,
-            source=toolmem.decode_src(src) if src else None,
+            source=_source(block.meta.get("by")) if sector == "semantic" else None,
+            last_referenced=block.meta.get("ref") or None,
+            origin=toolmem.decode_src(src) if src and sector == "semantic" else None,
         )
 
     def semantic_entries(self) -> list[Entry]:
@@ -291,15 +345,31 @@ class Memory:
         return created
 
     def initialize(self, session_id: str | None = None) -> InitReport:
+        """Start (or rejoin) a session: apply the decay when it is due, exactly once.
+
+        ``decay_unit = "day"``: due on the first session of a calendar day (``self.today``)
+        later than the last day decayed; ``"session"``: due for a session id not yet in the
+        ledger. Either way the id is recorded, so switching the unit never decays twice.
+        """
         sid = _validate_session(session_id) if session_id is not None else uuid.uuid4().hex
         created = self.ensure_files()
-        if sid in self.state.sessions:
+        new_session = sid not in self.state.sessions
+        if self.settings.decay_unit == "day":
+            last = self.state.last_decay_day()
+            due = last is None or self.today > last  # a clock set back never decays again
+        else:
+            due = new_session
+        if new_session:
+            self.state.sessions[sid] = self.today
+            self.state.changed = True
+        if not due:
             return InitReport(
                 session_id=sid, created=created, applied=False, flagged=self._flagged_entries()
             )
         semantic = self.semantic_decay()
         sweep = self.decay_sweep()
-        self.state.sessions[sid] = self.today
+        if self.state.decayed_on is None or self.today > self.state.decayed_on:
+            self.state.decayed_on = self.today
         self.state.changed = True
         return InitReport(
             session_id=sid,
@@ -361,10 +431,7 @@ class Memory:
 
     # -- removal, archive, logs ----------------------------------------------------------------
     def _log(self, kind: FileKind, verb: str, text: str, why: str) -> str:
-        quoted = " ".join(text.split()).replace('"', "'")
-        if len(quoted) > 120:
-            quoted = quoted[:119] + "…"
-        line = f'- [{self.today}] {verb}: "{quoted}" ({why})'
+        line = redact(f'- [{self.today}] {verb}: "{log_quote(text)}" ({why})')
         self.docs[kind].append_log(line)
         self._touch(kind)
         return line
@@ -382,12 +449,12 @@ class Memory:
         block = EntryBlock(
             [],
             b.id,
-            b.text,
+            redact(b.text),  # an entry typed in by hand before the screen existed
             b.confidence,
             b.date or self.today,
             meta,
             category=b.category,
-            body=[f"- archived {self.today} from {FILES[kind]}: {note}"],
+            body=[redact(f"- archived {self.today} from {FILES[kind]}: {note}")],
         )
         insert_entry(self.docs["archive"], ARCHIVED_HEADING, block, top=False)
         self._touch("archive")
@@ -409,6 +476,19 @@ class Memory:
         conf = (
             DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
         )
+        screened = screen(text)
+        if screened.empty:
+            return SaveResult(
+                action="rejected",
+                entry=None,
+                reason="the fact is entirely <private>; not saved",
+                screened=True,
+            )
+        if screened.kinds:  # a secret in a rule is refused, never stored with a hole in it
+            return SaveResult(
+                action="rejected", entry=None, reason=screened.reason(), screened=True
+            )
+        text = " ".join(screened.text.split())
         doc = self.docs["semantic"]
 
         tomb = self._tombstone(text, cat)
@@ -427,7 +507,8 @@ class Memory:
             self._touch("archive")
 
         same = [b for b in doc.entries() if b.category == cat]
-        verdict = classify(text, [(b.id, b.text) for b in same])
+        # Only the entries that may relate reach classify (same verdict: see core/related.py).
+        verdict = classify(text, may_relate(text, [(b.id, b.text) for b in same]))
         heading = CATEGORY_HEADINGS[cat]
         if verdict.action == "reinforced" and verdict.target is not None:
             target = next(b for b in same if b.id == verdict.target)
@@ -503,12 +584,8 @@ class Memory:
         conf = (
             DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
         )
-        body = [
-            ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
-            for line in raw.splitlines()
-        ]
-        while body and not body[-1].strip():
-            body.pop()
+        raw = _screened_episodic(raw)
+        body = _episodic_body(raw)
         text = " ".join(raw.split())
         new = EntryBlock(
             [],
@@ -527,6 +604,33 @@ class Memory:
         self._touch("episodic")
         self._enforce_cap()
         return self._entry(new, "episodic")
+
+    def save_session_note(
+        self, note: object, session_id: object, confidence: object = None
+    ) -> tuple[Entry, bool]:
+        """The episodic note a session leaves (``core.digest``): one per session id. A resumed
+        session's note replaces its earlier one in place (fresh: salience 1.0, today's date)
+        instead of adding a second. Returns the entry and whether it was an update."""
+        raw = _screened_episodic(validate_text(note, name="note"))
+        sid = _validate_session(session_id)
+        conf = (
+            DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+        )
+        for b in self.docs["episodic"].entries():
+            if b.session_id == sid and b.meta.get("kind") == "session":
+                b.text = " ".join(raw.split())
+                b.body = _episodic_body(raw)
+                b.salience, b.confidence, b.date = 1.0, conf, self.today
+                b.meta["o"] = f"{conf:.3f}".rstrip("0").rstrip(".")
+                b.dirty = True
+                self._touch("episodic")
+                return self._entry(b, "episodic"), True
+        entry = self.save_episodic(raw, sid, conf)
+        for b in self.docs["episodic"].entries():
+            if b.id == entry.id:  # (not there if a cap of 0 disposed of it at once)
+                b.meta["kind"] = "session"
+                b.dirty = True
+        return entry, False
 
     def _enforce_cap(self) -> None:
         entries = self.docs["episodic"].entries()
@@ -555,6 +659,7 @@ class Memory:
             if b.meta.get("rs") == tag:
                 return self._entry(b, kind)  # at most once per entry per session
             b.meta["rs"] = tag
+            b.meta["ref"] = self.today  # rotation: least recently referenced goes first
         original = b.original
         if kind == "semantic":
             b.confidence = (
@@ -576,9 +681,23 @@ class Memory:
         self._touch(kind)
         return self._entry(b, kind)
 
+    def mark_shown(self, session_id: str, entry_ids: Iterable[str]) -> None:
+        """Remember that a context for ``session_id`` showed these entries (sidecar ledger)."""
+        tag = session_tag(_validate_session(session_id))
+        seen = self.state.shown.pop(tag, [])  # re-inserted: most recently used last
+        new = [i for i in entry_ids if i not in seen]
+        self.state.shown[tag] = (seen + new)[-SHOWN_PER_SESSION:]
+        if new:
+            self.state.changed = True
+        while len(self.state.shown) > SHOWN_SESSIONS:
+            del self.state.shown[next(iter(self.state.shown))]
+
     def reinforce_referenced(self, entry_ids: Iterable[str], session_id: str) -> list[Entry]:
-        """Reference reinforcement after a context build for ``session_id``."""
+        """Reference reinforcement after a context build for ``session_id``; the ids are also
+        remembered as shown to that session (``unseen_only`` builds leave them out)."""
         sid = _validate_session(session_id)
+        entry_ids = list(entry_ids)
+        self.mark_shown(sid, entry_ids)
         out = []
         for eid in entry_ids:
             try:
@@ -597,6 +716,8 @@ class Memory:
                 f"assistant_response must be a string, got {type(assistant_response).__name__}"
             )
         out = []
+        user_message = strip_private(user_message)
+        assistant_response = strip_private(assistant_response)
         for found in detect_signals(user_message, assistant_response):
             try:
                 _validate_fact(found.fact, name="fact")
@@ -605,9 +726,15 @@ class Memory:
                 # no signal; raising here would leave the signals saved before it half-applied.
                 continue
             result = self.save_semantic(found.fact, found.category, found.confidence)
+            if result.entry is not None and result.entry.confidence > 0.0:
+                # Stated by the person in their own prompt: their standing instruction.
+                _, block = self.find(result.entry.id)
+                block.meta["by"] = "user"
+                block.dirty = True
+                result.entry.source = "user"
             out.append(
                 Signal(
-                    fact=found.fact,
+                    fact=redact(found.fact),  # a rejected fact is shown without its secret
                     category=found.category,
                     confidence=found.confidence,
                     action=result.action,
@@ -654,6 +781,102 @@ class Memory:
             insert_entry(doc, CATEGORY_HEADINGS[note.category], moved, top=False)
         self._touch("semantic")
         self._log("semantic", "Updated", old, f're-imported from {note.src} as "{note.text}"')
+
+    # -- forget --------------------------------------------------------------------------------
+    def _blocks_with_id(self, entry_id: str) -> list[tuple[FileKind, EntryBlock]]:
+        return [
+            (kind, b) for kind, doc in self.docs.items() for b in doc.entries() if b.id == entry_id
+        ]
+
+    def matching(self, needle: object) -> list[Entry]:
+        """Entries (live and archived) whose text contains ``needle``, case-insensitively."""
+        probe = validate_text(needle, name="match").casefold()
+        return [
+            e
+            for e in self.semantic_entries() + self.episodic_entries() + self.archived_entries()
+            if probe in e.text.casefold()
+        ]
+
+    def forget(self, entry_ids: object, dry_run: bool = False) -> ForgetReport:
+        """Remove entries by id from every file, and their text from every Maintenance Log line
+        and archive note; one log line per entry records the id and date, not the text. The one
+        deletion the memory makes on request: nothing of the text is kept."""
+        if not isinstance(dry_run, bool):
+            raise MemoryError_(f"dry_run must be true or false, got {dry_run!r}")
+        if isinstance(entry_ids, str) or not isinstance(entry_ids, list | tuple) or not entry_ids:
+            raise MemoryError_("entry_ids must be a non-empty list of entry ids")
+        found: dict[str, list[tuple[FileKind, EntryBlock]]] = {}
+        for eid in entry_ids:
+            if not isinstance(eid, str) or not eid:
+                raise MemoryError_(f"entry ids must be non-empty strings, got {eid!r}")
+            blocks = self._blocks_with_id(eid)
+            if not blocks:
+                raise NotFoundError(f"no entry with id {eid!r}")  # before anything changes
+            found[eid] = blocks
+        forgotten = []
+        for blocks in found.values():
+            kind, b = blocks[0]
+            sector: Sector = (
+                "episodic" if kind == "episodic" or b.meta.get("sec") == "episodic" else "semantic"
+            )
+            entry = self._entry(b, sector)
+            entry.text = redact(entry.text)
+            forgotten.append(entry)
+        report = ForgetReport(dry_run=dry_run, forgotten=forgotten, log_lines=[])
+        if dry_run:
+            return report
+        texts: set[str] = set()
+        for eid, blocks in found.items():
+            for kind, b in blocks:
+                texts.add(b.text)
+                b.removed = True
+                self._touch(kind)
+            home = blocks[0][0]
+            line = f"- [{self.today}] Forgotten: {eid} (forgotten by request)"
+            self.docs[home].append_log(line)
+            self._touch(home)
+            report.log_lines.append(line)
+        report.scrubbed_lines = self._scrub(texts)
+        return report
+
+    def _scrub(self, texts: set[str]) -> int:
+        """Replace every quotation of ``texts`` in log lines and archive notes by a marker."""
+        forms: set[str] = set()
+        for text in texts:
+            flat = " ".join(text.split())
+            forms |= {flat, flat.replace('"', "'"), log_quote(text)}
+            if log_quote(text).endswith("…"):
+                forms.add(log_quote(text)[:-1])
+            forms |= {redact(f) for f in list(forms)}
+        ordered = sorted((f for f in forms if len(f) >= 3), key=len, reverse=True)
+
+        def scrub(line: str) -> str:
+            # The whole quotation goes, with the reason after it: a reason such as "changed
+            # value: nebula-7 -> nebula-9" quotes pieces of the text.
+            if not any(form in line for form in ordered):
+                return line
+            eol = line[len(line.rstrip("\r\n")) :]
+            head = line.split('"', 1)[0] if '"' in line else line[: len(line) - len(line.lstrip())]
+            return f"{head}{FORGOTTEN_MARK}{eol}"
+
+        count = 0
+        for kind, doc in self.docs.items():
+            for section in doc.sections:
+                for blk in section.blocks:
+                    if isinstance(blk, RawBlock):
+                        new = [scrub(x) for x in blk.lines]
+                        if new != blk.lines:
+                            count += sum(a != b for a, b in zip(new, blk.lines, strict=True))
+                            blk.lines = new
+                            self._touch(kind)
+                    elif not blk.removed and blk.body:
+                        body = [scrub(x) for x in blk.body]
+                        if body != blk.body:
+                            count += sum(a != b for a, b in zip(body, blk.body, strict=True))
+                            blk.body = body
+                            blk.dirty = True
+                            self._touch(kind)
+        return count
 
     # -- maintenance ---------------------------------------------------------------------------
     def _proposals(self) -> list[tuple[Sector, EntryBlock, Proposal]]:
@@ -759,7 +982,8 @@ class Memory:
             episodic=tuple(self.episodic_entries()),
             archived=tuple(self.archived_entries()),
             problem_map=self.problems(),
-            injection=self.settings.injection,
+            reinforce_on=self.settings.reinforce_on,
+            shown={k: frozenset(v) for k, v in self.state.shown.items()},
         )
 
     def build_context(
@@ -768,9 +992,10 @@ class Memory:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
-        exclude_source: object = None,
+        unseen_only: bool = False,
+        for_tool: object = None,
     ) -> ContextResult:
-        return self.view().build_context(task, query, max_tokens, session_id, exclude_source)
+        return self.view().build_context(task, query, max_tokens, session_id, unseen_only, for_tool)
 
     def summary(self) -> dict[str, Any]:
         return self.view().summary()
@@ -784,7 +1009,8 @@ class MemoryView:
     episodic: tuple[Entry, ...]
     archived: tuple[Entry, ...]
     problem_map: dict[str, list[str]]
-    injection: str = "relevant"
+    reinforce_on: str = "injected"
+    shown: Mapping[str, frozenset[str]] = field(default_factory=dict)  # session tag -> ids
     _index: list[ctx.ContextIndex] = field(default_factory=list, compare=False, repr=False)
     _results: dict[tuple[Any, ...], ContextResult] = field(
         default_factory=dict, compare=False, repr=False
@@ -802,20 +1028,35 @@ class MemoryView:
     def problems(self) -> dict[str, list[str]]:
         return self.problem_map
 
-    def index(self, exclude_source: str | None = None) -> ctx.ContextIndex:
-        if exclude_source is not None:
-            # A tool loads what it imported from itself: leave those facts out of its context.
-            kept = [e for e in self.semantic if toolmem.source_tool(e.source) != exclude_source]
-            if len(kept) < len(self.semantic):
-                return ctx.ContextIndex(
-                    [ctx.Candidate(e.id, e.text, e.confidence) for e in kept],
-                    [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
-                )
+    def origin_ids(self, tool: str) -> frozenset[str]:
+        """The ids of the facts imported from ``tool``'s own memory."""
+        return frozenset(e.id for e in self.semantic if toolmem.source_tool(e.origin) == tool)
+
+    def index(self) -> ctx.ContextIndex:
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
             self._index.append(
                 ctx.ContextIndex(
-                    [ctx.Candidate(e.id, e.text, e.confidence) for e in self.semantic],
-                    [ctx.Candidate(e.id, e.text, e.confidence, e.salience) for e in self.episodic],
+                    [
+                        ctx.Candidate(
+                            e.id,
+                            e.text,
+                            e.confidence,
+                            last_referenced=e.last_referenced or "",
+                            stated=e.source is not None
+                            and e.original_confidence >= ctx.INSTRUCTION_MIN,
+                        )
+                        for e in self.semantic
+                    ],
+                    [
+                        ctx.Candidate(
+                            e.id,
+                            e.text,
+                            e.confidence,
+                            e.salience,
+                            last_referenced=e.last_referenced or "",
+                        )
+                        for e in self.episodic
+                    ],
                 )
             )
         return self._index[0]
@@ -826,11 +1067,16 @@ class MemoryView:
         query: object = None,
         max_tokens: object = 500,
         session_id: object = None,
-        exclude_source: object = None,
+        unseen_only: bool = False,
+        for_tool: object = None,
     ) -> ContextResult:
-        if exclude_source is not None and exclude_source not in toolmem.TOOLS:
+        """``unseen_only`` (a prompt's block; needs ``session_id``): only entries relevant to
+        the task or query that no earlier build for this session has shown. ``for_tool`` (an
+        agent tool, ``core/toolmem.TOOLS``): leave out the facts imported from that tool's own
+        memory, which it loads itself (issue 20: served back without doubling)."""
+        if for_tool is not None and for_tool not in toolmem.TOOLS:
             raise MemoryError_(
-                f"exclude_source must be one of {', '.join(toolmem.TOOLS)}, got {exclude_source!r}"
+                f"for_tool must be one of {', '.join(toolmem.TOOLS)}, got {for_tool!r}"
             )
         for name, value in (("task", task), ("query", query)):
             if value is not None and not isinstance(value, str):
@@ -839,12 +1085,27 @@ class MemoryView:
             raise MemoryError_(f"max_tokens must be a whole number >= 0, got {max_tokens!r}")
         if session_id is not None:
             _validate_session(session_id)
+        if not isinstance(unseen_only, bool):
+            raise MemoryError_(f"unseen_only must be true or false, got {unseen_only!r}")
+        if unseen_only and session_id is None:
+            raise MemoryError_("unseen_only needs a session_id")
+        exclude: frozenset[str] = frozenset()
+        if unseen_only:
+            exclude = self.shown.get(session_tag(str(session_id)), frozenset())
+        if for_tool is not None:
+            exclude = exclude | self.origin_ids(str(for_tool))
         # A view never changes, so the same question always has the same answer.
-        key = (task, query, max_tokens, exclude_source)
+        key = (task, query, max_tokens, unseen_only, exclude)
         cached = self._results.get(key)
         if cached is None:
-            index = self.index(exclude_source)
-            cached = index.build(task, query, max_tokens, self.injection)  # type: ignore[arg-type]
+            cached = self.index().build(
+                task,  # type: ignore[arg-type]
+                query,  # type: ignore[arg-type]
+                max_tokens,
+                self.reinforce_on,
+                relevant_only=unseen_only,
+                exclude=exclude,
+            )
             if len(self._results) >= RESULT_CACHE:
                 self._results.clear()
             self._results[key] = cached
@@ -858,6 +1119,37 @@ class MemoryView:
             "flagged": sum(1 for e in self.semantic + self.episodic if e.state != "active"),
             "problems": self.problem_map,
         }
+
+
+def _screened_episodic(raw: str) -> str:
+    """Episodic text on its way to disk: <private> spans gone, a secret replaced by a marker
+    (the other words are kept); an entirely private text is refused."""
+    screened = screen(raw)
+    if screened.empty:
+        raise RejectedError("the context is entirely <private>; nothing saved")
+    return screened.text.strip()
+
+
+def _episodic_body(raw: str) -> list[str]:
+    """Body lines of an episodic entry: a line starting with '#' is escaped, so a note cannot
+    end its entry or open a section; trailing blank lines dropped."""
+    body = [
+        ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
+        for line in raw.splitlines()
+    ]
+    while body and not body[-1].strip():
+        body.pop()
+    return body
+
+
+def _source(value: str | None) -> Literal["user", "hand"] | None:
+    return value if value in ("user", "hand") else None  # type: ignore[return-value]
+
+
+def log_quote(text: str) -> str:
+    """How a Maintenance Log line quotes an entry's text."""
+    quoted = " ".join(text.split()).replace('"', "'")
+    return quoted[:119] + "…" if len(quoted) > 120 else quoted
 
 
 def _new_id(prefix: str) -> str:

@@ -139,7 +139,12 @@ class Entry(_ToDict):
     salience: float | None = None
     session_id: str | None = None
     unreinforced_sessions: int = 0
-    source: str | None = None  # "<tool>:<file>" for a fact imported from a tool's own memory
+    # Who stated a semantic rule: "user" (an explicit signal mined from the person's own
+    # prompt), "hand" (typed into semantic.md), None (saved by an agent or a tool: reference).
+    source: Literal["user", "hand"] | None = None
+    last_referenced: str | None = None  # the day a session last counted it as referenced
+    # "<tool>:<file>[#<item>]" for a fact imported from an agent tool's own memory (core/toolmem)
+    origin: str | None = None
 
 
 @dataclass
@@ -148,6 +153,7 @@ class SaveResult(_ToDict):
     entry: Entry | None
     replaced: Entry | None = None
     reason: str = ""
+    screened: bool = False  # rejected by the privacy screen (a secret, or entirely private)
 
 
 @dataclass
@@ -205,10 +211,23 @@ class MaintenanceReport(_ToDict):
 
 
 @dataclass
+class ForgetReport(_ToDict):
+    """What ``forget`` removed (or, in a dry run, would remove). Texts are shown screened."""
+
+    dry_run: bool
+    forgotten: list[Entry]
+    log_lines: list[str]
+    scrubbed_lines: int = 0  # Maintenance Log lines and archive notes that quoted the text
+
+
+@dataclass
 class ContextResult(_ToDict):
     """What ``build_context`` produced: the block, its token estimate, the ids it holds."""
 
     context: str
     tokens: int
     included: list[str]
-    relevant: list[str]  # ids selected for relevance to task/query: the ones that reinforce
+    # The ids that count as referenced, i.e. that a build for a session reinforces: every
+    # included id under ``reinforce_on = "injected"``, the task/query-relevant ones under
+    # ``"relevant"``.
+    relevant: list[str]

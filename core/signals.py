@@ -4,15 +4,18 @@
 appearance, each with a category and the spec's confidence. It is a pure function: it reads no
 file and saves nothing. The rules, written down once:
 
+* **Normalised first** (``lexicon.normalise``): emphasis marks, links, typographic quotes and
+  dashes, bullets and hard line breaks are gone before anything is matched.
 * **Units.** The message is cut into sentences (``.``/``!``/``?`` followed by space, newlines,
   list bullets) and sentences into clauses (``;``, a spaced dash, ``, and``/``but``/``also`` or a
   colon in front of a new signal word). Each clause yields at most one fact; the halves of a
   correction split by punctuation (``No, don't use axios. Use fetch.``) are joined first.
   Sentences ending in ``?`` are skipped; a clause over 600 characters is a paste, not a rule.
 * **Code is not speech.** Fenced blocks are dropped; inline code and URLs are masked while
-  matching, so a keyword inside backticks never triggers, and put back (without backticks) in
-  the fact. A keyword inside an identifier or flag (``never_expire``, ``ALWAYS_ON=1``,
-  ``--never-fail``, ``neverExpire``) is not a keyword.
+  matching, so a keyword inside backticks never triggers, and put back in the fact (a command,
+  code with a space in it, keeps its backticks; a single identifier loses them). A keyword
+  inside an identifier or flag (``never_expire``, ``ALWAYS_ON=1``, ``--never-fail``,
+  ``neverExpire``) is not a keyword.
 * **Lead-ins are removed**: acknowledgements and politeness (``ok thanks.``, ``please``,
   ``also``, ``btw``, ``great,`` — the last kind only when punctuated), labels (``Note:``),
   request wrappers (``I want you to``, ``make sure to``, ``can you``, ``let's``) and hedges
@@ -50,10 +53,19 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["CONFIDENCE_ALWAYS", "CONFIDENCE_RULE", "DetectedSignal", "detect_signals"]
+from .lexicon import FILLER, normalise
+
+__all__ = [
+    "CONFIDENCE_ALWAYS",
+    "CONFIDENCE_CONTEXT",
+    "CONFIDENCE_RULE",
+    "DetectedSignal",
+    "detect_signals",
+]
 
 CONFIDENCE_ALWAYS = 1.0  # always / never / from now on / remember that
 CONFIDENCE_RULE = 0.9  # prefer / use X instead of Y / corrections / don't / stop
+CONFIDENCE_CONTEXT = 0.5  # context inference: a project fact or practice with no signal word
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,11 @@ _URL = re.compile(r"\b(?:https?://|www\.)\S+")
 _PLACEHOLDER = re.compile(r"\ue000(\d+)\ue001")
 
 
+def _code(code: str) -> str:
+    """A code span as the fact shows it: a command (with spaces) keeps its backticks."""
+    return f"`{code}`" if any(ch.isspace() for ch in code) else code
+
+
 def _mask(text: str) -> tuple[str, list[str]]:
     """Replace inline code and URLs by placeholders; return the text and the originals."""
     kept: list[str] = []
@@ -84,7 +101,7 @@ def _mask(text: str) -> tuple[str, list[str]]:
         return f"\ue000{len(kept) - 1}\ue001"
 
     text = _FENCE.sub("\n", text)
-    text = _INLINE_CODE.sub(lambda m: hide(m.group(1).strip()), text)
+    text = _INLINE_CODE.sub(lambda m: hide(_code(m.group(1).strip())), text)
     text = _URL.sub(lambda m: hide(m.group(0)), text)
     return text, kept
 
@@ -217,9 +234,24 @@ def _is_question(clause: str) -> bool:
 _NEVER_MIND = re.compile(r"\bnever\s*mind(?:\s+(?:that|this|it)(?=\s*[,.!;:]))?\b[,.!;:]*\s*", re.I)
 _ONE_OFF = re.compile(
     r"\b(?:for\s+now|(?:just\s+)?(?:this|that)\s+(?:time|once)|right\s+now|today|tonight|"
-    r"at\s+the\s+moment|for\s+the\s+moment|yet|just\s+yet|for\s+this\s+(?:one|task|pr|commit)|"
-    r"until\s+(?:i|we)\s+\w+|when\s+you(?:'re|\s+are)\s+done|when\s+(?:you(?:'ve)?\s+)?finish\w*|"
-    r"once\s+you(?:'re|\s+are)\s+done|after\s+(?:this|that)|afterwards)\b",
+    r"at\s+the\s+moment|for\s+the\s+moment|yet|just\s+yet|"
+    r"(?:for|in|on)\s+this\s+(?:one|task|pr|commit|branch|change|session|ticket|issue|run)|"
+    r"until\b|when\s+you(?:'re|\s+are)\s+done|when\s+(?:you(?:'ve)?\s+)?finish\w*|"
+    r"once\s+you(?:'re|\s+are)\s+done|(?<!only\s)(?<!than\s)once\s*$|"
+    r"after\s+(?:this|that)|afterwards|mid-\w+|"
+    r"(?:that|this|it)(?:'s|\s+is)\s+(?:next|later)|next\s+(?:sprint|week|time))\b",
+    re.I,
+)
+# A bug report or narration in progress: "X is throwing a 500", "the build keeps failing".
+_IN_PROGRESS = re.compile(
+    r"\b(?:is|are|was|were|keeps|kept|been)\s+"
+    r"(?:(?!(?:every|any|some|no)?thing\b|string\b)\w+ing|broken|slow|stuck|missing)\b",
+    re.I,
+)
+# Future talk and hedges: "we can always add caching later", "we might not always need".
+_FUTURE_HEDGE = re.compile(
+    r"^(?:we|you|i|it|this|that|they)\s+(?:can|could|might|may|would|will|'ll)\b"
+    r"|\b(?:later|eventually|someday|some\s+day|perhaps|maybe|probably)\b",
     re.I,
 )
 
@@ -276,17 +308,7 @@ def _verb_is_narration(word: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z0-9\ue000-\ue001][A-Za-z0-9_'.*/+#\-\ue000\ue001]*")
-_FILLER = frozenset(
-    """
-    a an the and or but if then of to in on at by for with from into onto over under as is are
-    was were be been being am do does did doing have has had this that these those it its it's
-    they them their there here we us our you your i me my so than too very can could should
-    would will shall may might must just also only all any each every some about up out off
-    again ever once what which who when where why how both more most other same own please
-    always never not no don't dont stop avoid use using prefer prefers from now on remember
-    that thing things stuff anything something everything
-    """.split()
-)
+_FILLER = FILLER
 
 
 def _has_content(text: str) -> bool:
@@ -413,7 +435,7 @@ _CORRECTION_NOT_FIRST = re.compile(
     re.I,
 )
 _CORRECTION_NOT_LAST = re.compile(
-    r"^(?:no+\b[,.!]*\s*)?(?P<verb>use|try|go\s+with|switch\s+to|pick|choose)\s+(?P<y>.+?)"
+    r"^(?:no+\b[,.!]*\s*)?(?:(?:we|i)\s+(?:only\s+|always\s+)?)?(?P<verb>use|try|go\s+with|switch\s+to|pick|choose)\s+(?P<y>.+?)"
     r"\s*(?:,|;|\u2014|\u2013|--|\s-)?\s+(?:and\s+|but\s+)?not\s+(?P<x>[^,;]+?)"
     r"(?:\s*,\s*(?P<tail>(?:for|in|on|when|with|across|throughout)\b[^,;]*))?$",
     re.I,
@@ -450,7 +472,7 @@ _MODAL_NEGATIVE = re.compile(
 _STOP = re.compile(r"^(?:stop|quit)\s+(?P<ger>\w+ing)\b(?P<rest>.*)$", re.I)
 _AVOID = re.compile(r"^(?:always\s+)?avoid\s+(?P<rest>.+)$", re.I)
 _DONT_EXCEPTIONS = re.compile(
-    r"^(?:worry|bother|mind|panic|apologi[sz]e|be\s+sorry|sweat|stress|know|think|care|forget|"
+    r"^(?:(?:worry|bother)(?!\s+(?:about|with)\s+(?!it\b|that\b|this\b|them\b)\w)|mind|panic|apologi[sz]e|be\s+sorry|sweat|stress|know|think|care|forget|"
     r"remember|understand|see|get\s+it|get\s+why|like\s+(?:it|this|that)|need\s+(?:it|that)|"
     r"have|do\s+(?:it|that|this)|touch\s+(?:it|that|this))\b",
     re.I,
@@ -750,6 +772,217 @@ _MATCHERS: tuple[Callable[[str], _Found | None], ...] = (
 )
 
 
+# ---- Context inference (0.5): project facts and practices stated without a signal word ----
+
+_NAME = (
+    r"(?!(?i:this|that|it|there|here|these|those|they|he|she|we|you|i|which|what|who|the|a|an)\b)"
+    r"(?:\ue000\d+\ue001|[A-Z][\w.+#/-]*|[a-z][\w.+#-]*[A-Z0-9.][\w.+#-]*|\d[\w.+-]*)"
+)
+_PROJECT_NOUN = (
+    r"(?:project|repo|repository|codebase|app|application|library|package|service|monorepo|team|"
+    r"extension|code|site|api|backend|frontend|server|cli|tool)"
+)
+_CONTEXT_FACTS = (
+    # "We use Linear as a ticket tracking system", "Our team follows trunk-based development".
+    re.compile(
+        r"^(?:we|our\s+team|the\s+team)\s+(?:only\s+|mainly\s+|mostly\s+)?"
+        r"(?:use|follow|rely\s+on|deploy\s+(?:to|on|with)|host\s+(?:on|with)|target|"
+        r"support|ship\s+(?:to|with|on)|store|build\s+with|write\s+in|track|manage)\s+"
+        r"(?!(?:it|this|that|them|these|those|something|anything)\b)\S",
+        re.I,
+    ),
+    # "This project uses Vitest as its testing framework", "The app is built with Next.js".
+    re.compile(
+        r"^(?:this|the|our)\s+(?:[\w-]+\s+)?" + _PROJECT_NOUN + r"\s+"
+        r"(?:uses|is\s+(?:built|written|deployed|hosted|tested|managed)\s+(?:with|in|on|to|by)|"
+        r"runs\s+on|relies\s+on|targets|requires|supports|follows|depends\s+on)\s+"
+        r"(?!(?:too|a\s+lot|lots|more|less|much|many|so)\b)\S",
+        re.I,
+    ),
+    # "SQLite is the default backend", "Bun is the package manager and runtime".
+    re.compile(r"^" + _NAME + r"(?:\s+" + _NAME + r")?\s+(?:is|are)\s+(?:the|our)\s+\S"),
+    # "The main branch is called main", "The default model is Sonnet".
+    re.compile(
+        r"^the\s+(?:[\w-]+\s+){0,4}?(?:[\w-]+)\s+(?:for\s+this\s+\w+\s+)?"
+        r"(?:is|are)\s+(?:called|named|set\s+to)\s+\S"
+        r"|^the\s+(?:default|main|primary|preferred|standard)\s+(?:[\w-]+\s+){1,3}(?:is|are)\s+\S",
+        re.I,
+    ),
+    # "Tests live in tests/", "Tests run against an embedded PostgreSQL engine".
+    re.compile(
+        r"^(?!(?:it|this|that|they|there|we|you|i|he|she)\b)(?:[\w\ue000\ue001./*-]+\s+){0,3}?"
+        r"(?:live|lives|run|runs|are\s+(?:stored|located|kept|defined|generated)|"
+        r"is\s+(?:stored|located|kept|defined|generated)|belong|belongs|go|goes)\s+"
+        r"(?:in|under|inside|against|on|with|at|into)\s+\S",
+        re.I,
+    ),
+    # "Jotai for atomic state management": a name and its role.
+    re.compile(r"^" + _NAME + r"(?:\s+" + _NAME + r")?\s+for\s+[a-z][\w -]{3,60}$"),
+)
+# "Branch names must start with claude/", "Every pull request MUST have 100% coverage".
+_POSITIVE_MODAL = re.compile(
+    r"^(?P<subject>(?:[\w\ue000\ue001./*'-]+\s+){1,4}?)"
+    r"(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to)\s+"
+    r"(?!not\b|never\b|always\b)(?P<rest>\w.*)$",
+    re.I,
+)
+_NOT_SUBJECT = re.compile(
+    r"\b(?:i|you|we|it|they|he|she|this|that|there|what|which|who|one|someone|says?|said)\b", re.I
+)
+# Verbs a durable practice is stated with; task verbs (fix, add, create …) are not among them.
+_PRACTICE_VERBS = frozenset(
+    """
+    use keep follow write run put place name default stick format document comment structure
+    organise organize store target pin limit wrap split group sort prefix suffix indent mark
+    """.split()
+)
+# Verbs that make a sentence a request for work now (a task), not a standing rule.
+_TASK_VERBS = frozenset(
+    """
+    fix implement add create refactor update investigate profile replace delete remove rename
+    move debug explain summarize summarise show suggest consider look go build start finish close
+    try check find help review analyze analyse migrate upgrade convert port rewrite change clean
+    """.split()
+)
+_GENERAL_CUE = re.compile(
+    r"\b(?:all|every|each|any|whenever|when|unless|before|after|ideally|consistently|throughout|"
+    r"across|only|otherwise)\b",
+    re.I,
+)
+_SPECIFIC_OBJECT = re.compile(
+    r"^(?:the|this|that|these|those|my|your|a|an|it|them|whatever|whichever|something|"
+    r"anything|everything)\b",
+    re.I,
+)
+# Verbs whose bare object is enough for a standing rule ("Use pnpm"); the others need more
+# ("Keep functions small", not "Keep going"; "Run X before Y", not "Run tests").
+_BARE_OBJECT_VERBS = frozenset("use default stick pin target".split())
+_ADVERBIAL_LEAD = re.compile(
+    r"^(?P<adv>(?:after|before|when|whenever|for|in|on|once|while)\b[^,]{2,80}),\s*(?P<rest>.+)$",
+    re.I,
+)
+_PATHLIKE = re.compile(r"(?:^|\s)(?:[\w.-]+/)+[\w.-]+\.\w+\b")
+
+
+def _practice(clause: str) -> bool:
+    """A durable imperative without a signal word: ``Use American English spelling``."""
+    body = re.sub(r"^only\s+", "", clause, flags=re.I)
+    only = body is not clause and body != clause
+    verb = _first_word(body)
+    if verb not in _PRACTICE_VERBS and not (only and verb not in _NOT_IMPERATIVE):
+        return False
+    rest = body[len(verb) :].strip()
+    if not _has_content(rest) or _PATHLIKE.search(rest):
+        return False
+    if any(w in _TASK_VERBS for w in re.findall(r"\band\s+(\w+)", rest.lower())):
+        return False  # "run make verify and fix all errors": a task
+    content = [w for w in _WORD.findall(rest) if w.lower() not in _FILLER]
+    if verb not in _BARE_OBJECT_VERBS and len(content) < 2 and not only:
+        return False
+    return only or bool(_GENERAL_CUE.search(rest)) or not _SPECIFIC_OBJECT.match(rest)
+
+
+def _context_fact(clause: str) -> _Found | None:
+    """A plain statement of project fact or practice: the spec's context inference (0.5)."""
+    if _IN_PROGRESS.search(clause) or _FUTURE_HEDGE.search(clause):
+        return None
+    for pattern in _CONTEXT_FACTS:
+        if pattern.match(clause) and _has_content(clause):
+            return clause, CONFIDENCE_CONTEXT, "fact"
+    modal = _POSITIVE_MODAL.match(clause)
+    if (
+        modal
+        and not _NOT_SUBJECT.search(modal.group("subject"))
+        and _first_word(clause) not in _TASK_VERBS
+        and _has_content(modal.group("rest"))
+    ):
+        return clause, CONFIDENCE_CONTEXT, "rule"
+    lead = _ADVERBIAL_LEAD.match(clause)
+    if _practice(lead.group("rest") if lead else clause):
+        return clause, CONFIDENCE_CONTEXT, "rule"
+    return None
+
+
+_LABEL = re.compile(
+    r"^(?P<label>[A-Za-z][\w.&/+#()-]*(?:\s+[\w.&/+#()-]+){0,3}?)\s*:\s+(?P<rest>\S.*)$"
+)
+_NOT_LABEL = frozenset(
+    "error errors warning warnings exception traceback failed failure fail stderr stdout output "
+    "log logs result expected actual got assertionerror typeerror valueerror q question".split()
+)
+_BARE_VALUES = re.compile(
+    r"^(?:\ue000\d+\ue001|[\w.+#/@-]+)(?:\s*\([^()]{1,40}\))?"
+    r"(?:\s*(?:,|and|or|/|\+)\s*(?:\ue000\d+\ue001|[\w.+#/@-]+)(?:\s*\([^()]{1,40}\))?){0,6}$",
+    re.I,
+)
+# An object pronoun with nothing it could stand for in the fact: "Never leave them in".
+_DANGLING_PRONOUN = re.compile(
+    r"^(?:(?:never|always|don't|do\s+not|please|just)\s+)*(?:[\w'-]+\s+){1,2}?"
+    r"(?:(?:them|it|these|those)(?=\s*$|\s+(?:in|out|up|on|off|to|with|at|for|again|anymore|"
+    r"alone|unless|when|if|as|like)\b)|(?:this|that)\s*$)"
+    r"|\b(?:these|those|both|the\s+above)\s+(?:\w+\s+)?(?:things|ones|items|points|steps)\b"
+    r"|\b(?:of|with|to|for|about|on)\s+(?:this|that|it|them)\s*$",
+    re.I,
+)
+
+
+_OBJECT = re.compile(
+    r"^(?:(?:never|always|don'?t|do\s+not|please|just|only|we|you|should|must)\s+)*"
+    r"[\w'-]+\s+(?P<object>(?:(?:the|all|any|our|your)\s+)?[\w\ue000\ue001.-]+"
+    r"(?:\s+(?!(?:by|in|on|with|for|to|at|from|into|unless|when|if|and|or)\b)"
+    r"[\w\ue000\ue001.-]+)?)",
+    re.I,
+)
+
+
+def _resolve_pronoun(fact: str, previous: str) -> str | None:
+    """Put the previous rule's object in place of ``them``/``it`` ("always generate them with
+    alembic" after "never edit migrations by hand"), or ``None`` when there is none."""
+    match = _OBJECT.match(_strip_leadins(previous))
+    if not match:
+        return None
+    obj = match.group("object")
+    plural = obj.lower().endswith("s")
+    pronoun = re.search(r"\b(them|it|these|those)\b", fact, re.I)
+    if not pronoun or (pronoun.group(1).lower() == "it") == plural or not _has_content(obj):
+        return None
+    return fact[: pronoun.start()] + obj + fact[pronoun.end() :]
+
+
+def _match_plain(clause: str, *, allow_time: bool) -> _Found | None:
+    for matcher in _MATCHERS:
+        if allow_time and matcher is _from_now_on:
+            continue
+        found = matcher(clause)
+        if found is not None:
+            return found
+    return None
+
+
+# "Linting: ruff, not flake8": under a label, a bare choice is a correction.
+_LABELLED_CHOICE = re.compile(
+    r"^(?P<y>[^,;\s]+(?:\s+[^,;\s]+){0,2})\s*(?:,|;|\s-)?\s+(?:but\s+)?not\s+"
+    r"(?P<x>[^,;\s]+(?:\s+[^,;\s]+){0,2})$",
+    re.I,
+)
+
+
+def _labelled_choice(rest: str) -> _Found | None:
+    match = _LABELLED_CHOICE.match(rest)
+    if not match:
+        return None
+    x, y = _trim(match.group("x")), _trim(match.group("y"))
+    if not _has_content(x) or not _has_content(y) or _BARE_REJECT.search(x + " " + y):
+        return None
+    return f"Use {y} instead of {x}", CONFIDENCE_RULE, "choice"
+
+
+def _with_label(label: str, fact: str) -> str:
+    if fact[:1].isupper() and not fact.split()[0].isupper():
+        fact = fact[0].lower() + fact[1:]
+    return f"{label}: {fact}"
+
+
 def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
     """The first pattern that turns ``clause`` into a fact, or ``None``."""
     if len(clause) > _MAX_CLAUSE:
@@ -759,16 +992,37 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
     if not clause or _is_question(clause):
         return None
     clause = clause.rstrip(" .!")
-    for matcher in _MATCHERS:
-        if allow_time and matcher is _from_now_on:
-            continue
-        found = matcher(clause)
-        if found is None:
-            continue
-        if found[1] < CONFIDENCE_ALWAYS and _ONE_OFF.search(clause):
-            return None  # "Don't merge yet", "use the mock for now": a one-off request
-        return found
-    return None
+    found = _match_plain(clause, allow_time=allow_time)
+    label = _LABEL.match(clause)
+    if found is None and label:
+        # "Async testing: use anyio, not asyncio": the label stays in the fact as its topic.
+        if _first_word(label.group("label")) in _NOT_LABEL:
+            return None  # "Error: tests must pass" is output pasted in, not a rule
+        rest = _strip_leadins(label.group("rest"))
+        inner = (
+            _match_plain(rest, allow_time=allow_time)
+            or _labelled_choice(rest)
+            or _context_fact(rest)
+        )
+        if inner is not None:
+            found = (_with_label(label.group("label"), inner[0]), inner[1], inner[2])
+        elif _BARE_VALUES.match(rest) and _has_content(rest):
+            found = clause, CONFIDENCE_CONTEXT, "fact"  # "Package manager: pnpm"
+    if found is None and not label:
+        found = _context_fact(clause)
+    if found is None:
+        return None
+    if found[1] < CONFIDENCE_ALWAYS and _ONE_OFF.search(clause):
+        return None  # "Don't merge yet", "use the mock for now": a one-off request
+    if _FUTURE_HEDGE.match(clause) or _IN_PROGRESS.search(clause):
+        return None  # "we can always add caching later", "X is throwing a 500 instead of a 404"
+    return found
+
+
+def _is_task_request(clause: str) -> bool:
+    """A request for work now ("Fix the TypeScript error …"): it scopes the message's rules."""
+    clause = _strip_leadins(clause.strip())
+    return _first_word(clause) in _TASK_VERBS and _match_rule(clause) is None
 
 
 # --------------------------------------------------------------------------------------------
@@ -911,7 +1165,7 @@ def detect_signals(user_message: str, assistant_response: str = "") -> list[Dete
         )
     if not user_message.strip():
         return []
-    masked, kept = _mask(user_message)
+    masked, kept = _mask(normalise(user_message))
     found: list[DetectedSignal] = []
     seen: set[str] = set()
     clauses = [
@@ -920,14 +1174,23 @@ def detect_signals(user_message: str, assistant_response: str = "") -> list[Dete
         if not sentence.rstrip().endswith("?")
         for clause in _clauses(sentence)
     ]
-    for clause in _merge_corrections(clauses):
+    merged = _merge_corrections(clauses)
+    # A message that asks for work now scopes its other instructions to that work.
+    task = any(_is_task_request(clause) for clause in merged)
+    previous = ""
+    for clause in merged:
         match = _match_rule(clause)
         if match is None:
             continue
         fact_text, confidence, kind = match
+        if task and confidence < CONFIDENCE_ALWAYS:
+            continue  # "implement X; do not change the storage format": part of the task
+        if _DANGLING_PRONOUN.search(fact_text):
+            fact_text = _resolve_pronoun(fact_text, previous) or ""
+        previous = clause
         fact = _unmask(_clean_fact(fact_text), kept).strip()
         key = fact.lower()
-        if not fact or key in seen:
+        if not fact or key in seen or _DANGLING_PRONOUN.search(fact):
             continue
         seen.add(key)
         found.append(DetectedSignal(fact, _categorise(fact, kind), confidence))

@@ -27,6 +27,7 @@ from .memory import FILES, STATE_FILE, Memory, Settings
 from .model import (
     ContextResult,
     Entry,
+    ForgetReport,
     InitReport,
     MaintenanceReport,
     SaveResult,
@@ -106,7 +107,13 @@ class MemoryStore:
 
     # -- plumbing --------------------------------------------------------------------------
     def read(self) -> Memory:
-        """A lock-free snapshot of the files as they are now."""
+        """A lock-free snapshot of the files as they are now. If a multi-file commit was cut
+        short by a crash (its intent file is there), it is completed first, under the lock, so
+        a reader never sees half of one (a live commit holds the lock: this waits for it)."""
+        fsio.recover_if_interrupted(self.memory_dir)
+        return self._read_files()
+
+    def _read_files(self) -> Memory:
         texts = fsio.read_files(self.memory_dir, READ_NAMES)
         return Memory.load(texts, today=self.clock(), settings=self.settings)
 
@@ -163,7 +170,7 @@ class MemoryStore:
         with fsio.project_lock(self.memory_dir):
             fsio.recover(self.memory_dir)
             basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
-            memory = self.read() if load is None else load(basis)
+            memory = self._read_files() if load is None else load(basis)  # recovered: never read()
             self._txn = _Transaction(self, memory, basis)
             try:
                 yield self._txn
@@ -203,6 +210,11 @@ class MemoryStore:
     ) -> Entry:
         return self.mutate(lambda m: m.save_episodic(context, session_id, confidence))
 
+    def save_session_note(
+        self, note: str, session_id: str, confidence: float | None = None
+    ) -> tuple[Entry, bool]:
+        return self.mutate(lambda m: m.save_session_note(note, session_id, confidence))
+
     def detect_semantic_signals(
         self, user_message: str, assistant_response: str = ""
     ) -> list[Signal]:
@@ -217,6 +229,17 @@ class MemoryStore:
         if dry_run:
             return self.read().memory_maintenance(decisions, dry_run=True)
         return self.mutate(lambda m: m.memory_maintenance(decisions, dry_run=False))
+
+    def forget(self, entry_id: str | list[str], dry_run: bool = False) -> ForgetReport:
+        """Remove entries (by id) and every copy of their text from the memory files."""
+        ids = [entry_id] if isinstance(entry_id, str) else entry_id
+        if dry_run:
+            return self.read().forget(ids, dry_run=True)
+        return self.mutate(lambda m: m.forget(ids))
+
+    def matching(self, text: str) -> list[Entry]:
+        """Entries, live or archived, whose text contains ``text`` (case-insensitive)."""
+        return self.read().matching(text)
 
     def build_context(
         self,
@@ -233,8 +256,9 @@ class MemoryStore:
         query: str | None = None,
         max_tokens: int = 500,
         session_id: str | None = None,
+        unseen_only: bool = False,
     ) -> ContextResult:
-        result = self.read().build_context(task, query, max_tokens, session_id)
+        result = self.read().build_context(task, query, max_tokens, session_id, unseen_only)
         ids = session_references(result, session_id)
         if session_id is not None and ids:
             self.mutate(lambda m: m.reinforce_referenced(ids, session_id))

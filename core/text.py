@@ -5,9 +5,9 @@ Everything here is a pure function of its input. The rules, written down once:
 * **Tokenisation**: text is lower-cased and split on anything that is not a letter, a digit or
   one of ``. _ - * / + #`` inside a word; leading and trailing punctuation of a word is dropped,
   so ``"*.test.ts"`` stays one token while ``"(cost"`` becomes ``"cost"``.
-* **Stop words**: a fixed list of English function words (``STOP_WORDS``) carries no topic and is
-  removed from *content* tokens. Negations (``not``, ``never``, ``no``, ``don't`` …) are *not*
-  stop words for polarity checks; they are removed only from topic comparison.
+* **Stop words**: a fixed list of English function words (``lexicon.STOP_WORDS``) carries no
+  topic and is removed from *content* tokens. Negations (``lexicon.NEGATIONS``: ``not``,
+  ``never``, ``don't`` …) are removed from topic comparison too.
 * **Stemming**: a small suffix stripper (``stem``): plural ``-s``/``-es``/``-ies``, ``-ing``,
   ``-ed``, ``-ly``, ``-ment``, ``-ation`` …, applied once, never shortening a word below three
   letters. It is deliberately conservative: it must map ``tests``/``testing``/``tested`` together
@@ -23,42 +23,17 @@ import math
 import re
 from functools import lru_cache
 
-STOP_WORDS: frozenset[str] = frozenset(
-    """
-    a an the and or but if then else of to in on at by for with from into onto over under as is
-    are was were be been being am do does did doing have has had having this that these those it
-    its it's they them their there here we us our you your i me my he she his her so such than
-    too very can could should would will shall may might must just also only all any each every
-    some about above below up down out off again further once what which who whom whose when
-    where why how both few more most other same own s t
-    """.split()
-)
+from .lexicon import NEGATIONS, STOP_WORDS
 
-NEGATIONS: frozenset[str] = frozenset(
-    {
-        "not",
-        "no",
-        "never",
-        "don't",
-        "dont",
-        "doesn't",
-        "doesnt",
-        "isn't",
-        "isnt",
-        "without",
-        "avoid",
-        "stop",
-        "nor",
-        "neither",
-        "cannot",
-        "can't",
-        "cant",
-        "won't",
-        "wont",
-        "shouldn't",
-        "mustn't",
-    }
-)
+__all__ = [
+    "NEGATIONS",
+    "STOP_WORDS",
+    "content_set",
+    "content_tokens",
+    "estimate_tokens",
+    "stem",
+    "words",
+]
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-*/+#']*|\*[A-Za-z0-9._\-*/+#']+")
 _TRAIL = ".-_/'+#"
@@ -130,14 +105,6 @@ def content_tokens(text: str) -> list[str]:
 def content_set(text: str) -> frozenset[str]:
     """``content_tokens`` as a set, cached: the hot path of relevance ranking."""
     return frozenset(content_tokens(text))
-
-
-def relevance(text: str, probe: str) -> float:
-    """Share of the probe's content tokens that ``text`` contains (0.0 when the probe is empty)."""
-    probe_tokens = content_set(probe)
-    if not probe_tokens:
-        return 0.0
-    return len(probe_tokens & content_set(text)) / len(probe_tokens)
 
 
 def estimate_tokens(text: str) -> int:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from .model import IMPORT_CONFIDENCE, MemoryError_, _ToDict
+from .secrets import screen, strip_private
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -52,29 +53,14 @@ CLAUDE_INDEX = "MEMORY.md"
 
 
 # -- the privacy screen ----------------------------------------------------------------------
-# PLACEHOLDER for the real screen (``core/secrets.py``, the `sec` helper's work, not yet merged):
-# the lead points ``_screen`` at it. Until then a few unmistakable credential shapes are refused
-# so that nothing obviously secret is copied. Returns the reason a text must not be stored, or
-# None when it may be.
-_CREDENTIAL_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("a GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
-    ("an API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}")),
-    ("a Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    (
-        "a password or secret assignment",
-        re.compile(
-            r"(?i)\b(?:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*['\"]?[^\s'\"]{8,}"
-        ),
-    ),
-)
-
-
 def _screen(text: str) -> str | None:
-    for what, pattern in _CREDENTIAL_SHAPES:
-        if pattern.search(text):
-            return f"holds what looks like {what}"
+    """Why ``text`` (a whole memory file, or one bullet) must not be imported, or None. The one
+    screen (``core/secrets.py``): a file holding a secret anywhere is reported, never copied,
+    not even with the secret cut out (a model that wrote a credential down may have written
+    more of it than a pattern sees)."""
+    screened = screen(text)
+    if screened.kinds:
+        return f"holds a secret ({', '.join(screened.kinds)}); not imported"
     return None
 
 
@@ -162,7 +148,7 @@ def _one_line(text: str) -> str:
 def _usable(text: str) -> str:
     """Why ``text`` cannot be one line of semantic.md, or ''."""
     if not text:
-        return "no text to import"
+        return "no text to import (empty, or all <private>)"
     if "<!--" in text or "-->" in text:
         return "holds an HTML comment marker"
     return ""
@@ -180,7 +166,7 @@ def claude_note(file_name: str, text: str, sig: str) -> Note:
                 break
             continue
         paragraph.append(line)
-    fact = _one_line(" ".join(paragraph) or fields.get("description", ""))
+    fact = _one_line(strip_private(" ".join(paragraph) or fields.get("description", "")))
     note = Note(
         tool="claude",
         src=f"claude:{file_name}",
@@ -205,7 +191,7 @@ def bullet_notes(tool: str, file_name: str, text: str, sig: str) -> list[Note]:
         m = _BULLET.match(line)
         if m is None or line[:1] in " \t":
             continue
-        fact = _one_line(m.group("text"))
+        fact = _one_line(strip_private(m.group("text")))
         digest = hashlib.sha1(fact.encode("utf-8", "surrogateescape")).hexdigest()[:8]
         note = Note(tool, f"{tool}:{file_name}#{digest}", fact, DEFAULT_CATEGORY, sig)
         note.blocked = _screen(fact) or _usable(fact)

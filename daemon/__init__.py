@@ -9,10 +9,10 @@ Modules, from the outside in:
   ``Services``, all that handlers may use of the daemon
 * ``writer``    the one writer thread: batches into ``MemoryStore.run``, external-change checks
 * ``cache``     the per-project read views the main thread answers from
-* ``watcher``   watchdog observers, debounce, periodic rescan, polling fallback
+* ``watcher``   one inotify instance for all projects, debounce, polling fallback
 * ``scheduler`` end-of-day maintenance (APScheduler) and its recorded outcomes
 * ``journal``   the per-project JSONL history of changes
-* ``registry``, ``config``, ``metrics``, ``sdnotify``: small single-purpose helpers
+* ``registry``, ``config``, ``metrics``, ``sdnotify``, ``logsetup``: small single-purpose helpers
 * shared with the client, in ``common/``: ``ops``, ``protocol`` (and the op table), ``paths``,
   ``layout``
 """

@@ -13,41 +13,28 @@ import os
 import sys
 from pathlib import Path
 
-from ..common.paths import Paths, resolve
+from ..common.paths import Paths, maestro_home, resolve
 from .config import ConfigError, load_config
 from .handlers import package_version
+from .logsetup import logs_to_stderr, setup_logging
 from .rundir import InstanceLock, StartupError, prepare_dirs
 from .scheduler import build_trigger
 from .server import Server
 
 log = logging.getLogger("maestrod")
-LOG_FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(message)s"
-
-
-def setup_logging(log_path: Path, verbose: bool) -> None:
-    formatter = logging.Formatter(LOG_FORMAT)
-    file_handler = logging.FileHandler(log_path, encoding="utf-8")
-    stderr_handler = logging.StreamHandler(sys.stderr)
-    root = logging.getLogger()
-    for handler in (file_handler, stderr_handler):
-        handler.setFormatter(formatter)
-        root.addHandler(handler)
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    for noisy in ("apscheduler", "watchdog"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def fail(message: str) -> int:
     if logging.getLogger().handlers:
-        log.error("%s", message)  # to the log file and stderr
-    else:
+        log.error("%s", message)  # to the log (journal or file) ...
+    if not logs_to_stderr():  # ... and stderr, which 'maestroctl start' shows, once
         print(f"maestrod: {message}", file=sys.stderr)
     return 1
 
 
-def run(paths: Paths, verbose: bool = False) -> int:
+def run(paths: Paths, verbose: bool = False, home: Path | None = None) -> int:
     try:
-        prepare_dirs(paths)
+        prepare_dirs(paths, home)
     except StartupError as exc:
         return fail(str(exc))
     setup_logging(paths.log_path, verbose)
@@ -93,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"maestrod {package_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     args = parser.parse_args(argv)
-    return run(resolve(), verbose=args.verbose)
+    return run(resolve(), verbose=args.verbose, home=maestro_home())
 
 
 if __name__ == "__main__":

@@ -8,13 +8,16 @@
     timezone = "Europe/Paris"   # default: the local time zone
 
     [core]
-    injection = "relevant"      # or "all"
+    decay_unit = "day"          # or "session": when memory ages (see ARCHITECTURE.md)
+    reinforce_on = "injected"   # or "relevant": which entries of a context count as used
 
     [watcher]
     force_polling = false       # poll instead of inotify (network filesystems)
 
 A missing file means the defaults; a file that does not parse is an error (at start: refuse;
-on SIGHUP: keep the running configuration and log why).
+on SIGHUP: keep the running configuration and log why). The ``[core]`` settings also apply to
+direct mode: the client reads the same file (``common.settings``), so both paths run the same
+core with the same settings (``common.settings`` reads ``[core]`` for both).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..common.settings import SettingsError, core_settings
 from ..core.memory import Settings
 from ..core.model import MemoryError_
 
@@ -88,7 +92,8 @@ def parse_cron(expr: str) -> CronSpec:
 class Config:
     cron: str = DEFAULT_CRON
     timezone: str | None = None
-    injection: str = "relevant"
+    decay_unit: str = "day"
+    reinforce_on: str = "injected"
     force_polling: bool = False
 
     @property
@@ -96,7 +101,10 @@ class Config:
         return parse_cron(self.cron)
 
     def settings(self) -> Settings:
-        return Settings(injection=self.injection)  # type: ignore[arg-type]
+        return Settings(
+            decay_unit=self.decay_unit,  # type: ignore[arg-type]
+            reinforce_on=self.reinforce_on,  # type: ignore[arg-type]
+        )
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -125,11 +133,20 @@ def load_config(path: Path) -> Config:
     watcher = _table(data, "watcher")
     cron = _string(maintenance, "maintenance", "cron", DEFAULT_CRON) or DEFAULT_CRON
     timezone = _string(maintenance, "maintenance", "timezone", None)
-    injection = _string(core, "core", "injection", "relevant") or "relevant"
+    try:
+        settings = core_settings(core, str(path))
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from exc
     force_polling = watcher.get("force_polling", False)
     if not isinstance(force_polling, bool):
         raise ConfigError("[watcher] force_polling must be true or false")
-    config = Config(cron=cron, timezone=timezone, injection=injection, force_polling=force_polling)
+    config = Config(
+        cron=cron,
+        timezone=timezone,
+        decay_unit=settings.decay_unit,
+        reinforce_on=settings.reinforce_on,
+        force_polling=force_polling,
+    )
     try:
         parse_cron(cron)
         config.settings()

@@ -13,7 +13,6 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +30,11 @@ from ..common.protocol import (
     OpError,
     Request,
 )
+from ..common.version import package_version as package_version
 from ..core.memory import Memory, MemoryView
 from ..core.store import MemoryStore
+from .logsetup import DESTINATION, ORIGIN, RECENT
+from .sdnotify import notify_serving
 from .writer import Closed, MemoryJob, ReplyTo, TaskJob
 
 if TYPE_CHECKING:
@@ -47,13 +49,6 @@ if TYPE_CHECKING:
 
 LOG_LIMIT_DEFAULT = 50
 LOG_LIMIT_MAX = 1000
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("maestro-memory")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 @dataclass(frozen=True)
@@ -214,6 +209,8 @@ def op_register(call: Call) -> dict[str, Any] | None:
 
     def register() -> dict[str, Any]:
         added = svc.registry.add(project)
+        if added:
+            notify_serving(len(svc.registry.projects()))
         if added or svc.cache.info(project) is None:
             svc.writer.attach(project)
             svc.watcher.watch(project)
@@ -235,6 +232,8 @@ def op_unregister(call: Call) -> dict[str, Any] | None:
 
     def unregister() -> dict[str, Any]:
         removed = svc.registry.remove(project)
+        if removed:
+            notify_serving(len(svc.registry.projects()))
         svc.watcher.unwatch(project)
         svc.writer.detach(project)
         return {"path": str(project), "removed": removed}
@@ -300,7 +299,19 @@ def op_status(call: Call) -> dict[str, Any]:
         "maintenance": svc.scheduler.describe(),
         "projects": projects,
         "stopping": svc.stopping(),
+        "started": {
+            "at": _iso(svc.started_at),
+            "by": ORIGIN.get("how", "unknown"),
+            "detail": ORIGIN.get("detail", ""),
+        },
+        "log": {**DESTINATION, "recent_errors": list(RECENT.lines)},
     }
+
+
+def _iso(epoch: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="seconds")
 
 
 def _open_files(proc: psutil.Process) -> int:

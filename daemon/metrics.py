@@ -6,6 +6,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..common.protocol import NOT_REGISTERED
+
 WINDOW = 2048  # latest samples per op kept for the percentiles
 
 
@@ -17,10 +19,16 @@ def percentile(sorted_samples: list[float], fraction: float) -> float:
     return sorted_samples[rank - 1]
 
 
+# Error replies that are not failures: a client asking about a project this daemon does not own
+# (it then uses the files directly, as designed).
+FALLBACK_CODES = frozenset({NOT_REGISTERED})
+
+
 @dataclass
 class OpStats:
     count: int = 0
-    failed: int = 0
+    failed: int = 0  # real failures: every error code but the fallbacks
+    fallbacks: int = 0
     samples: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
 
 
@@ -28,14 +36,23 @@ class Metrics:
     def __init__(self) -> None:
         self.served = 0
         self.failed = 0
+        self.fallbacks = 0
+        self.errors: dict[str, int] = {}
         self.ops: dict[str, OpStats] = {}
 
-    def record(self, op: str, seconds: float, ok: bool) -> None:
+    def record(self, op: str, seconds: float, ok: bool, code: str | None = None) -> None:
         self.served += 1
         stats = self.ops.setdefault(op, OpStats())
         stats.count += 1
         stats.samples.append(seconds)
-        if not ok:
+        if ok:
+            return
+        code = code or "internal"
+        self.errors[code] = self.errors.get(code, 0) + 1
+        if code in FALLBACK_CODES:
+            self.fallbacks += 1
+            stats.fallbacks += 1
+        else:
             self.failed += 1
             stats.failed += 1
 
@@ -46,7 +63,14 @@ class Metrics:
             per_op[op] = {
                 "count": stats.count,
                 "failed": stats.failed,
+                "fallbacks": stats.fallbacks,
                 "p50_ms": round(percentile(ordered, 0.50) * 1000, 3),
                 "p99_ms": round(percentile(ordered, 0.99) * 1000, 3),
             }
-        return {"served": self.served, "failed": self.failed, "ops": per_op}
+        return {
+            "served": self.served,
+            "failed": self.failed,
+            "fallbacks": self.fallbacks,
+            "errors": dict(sorted(self.errors.items())),
+            "ops": per_op,
+        }

@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from ..common.paths import SUN_PATH_MAX, Paths, dir_problem
+from ..common.paths import SUN_PATH_MAX, Paths, dir_problem, home_problems
 from ..core import fsio
 
 LOCK_GRACE_SECONDS = 0.25
@@ -43,7 +43,12 @@ def ensure_private_dir(path: Path) -> None:
         raise StartupError(f"{what}; refusing to start: run '{fix}' and start again")
 
 
-def prepare_dirs(paths: Paths) -> None:
+def prepare_dirs(paths: Paths, home: Path | None = None) -> None:
+    """``home``: the ``MAESTRO_HOME`` in use, if any (checked first; see ``home_problems``)."""
+    if home is not None:
+        problems = home_problems(home)
+        if problems:
+            raise StartupError("; ".join(problems) + "; refusing to start")
     for directory in paths.all_dirs():
         ensure_private_dir(directory)
     ensure_private_dir(paths.journal_dir)

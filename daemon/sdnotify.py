@@ -28,3 +28,8 @@ def notify(state: str) -> bool:
         log.warning("sd_notify %s to %s failed: %s", state, address, exc)
         return False
     return True
+
+
+def notify_serving(projects: int) -> bool:
+    """The one-line status ``systemctl --user status maestrod`` shows."""
+    return notify(f"STATUS=serving {projects} project{'' if projects == 1 else 's'}")

@@ -50,7 +50,7 @@ from .journal import Journal
 from .metrics import Metrics
 from .registry import Registry
 from .scheduler import MaintenanceScheduler
-from .sdnotify import notify
+from .sdnotify import notify, notify_serving
 from .watcher import Watcher
 from .writer import DRAINED, CheckJob, Closed, MemoryJob, TaskJob, Writer
 
@@ -59,7 +59,14 @@ log = logging.getLogger("maestrod")
 ZAP_ENDPOINT = "inproc://zeromq.zap.01"
 REPLY_ENDPOINT = "inproc://maestrod-replies"
 ZAP_DOMAIN = b"maestrod"
+# Shutdown: the queued writes are drained while the writer makes progress (a reply at least
+# every SHUTDOWN_BUDGET_SECONDS), for at most SHUTDOWN_LIMIT_SECONDS (under systemd's
+# TimeoutStopSec=15 and launchd's 20 s, with WRITER_JOIN_SECONDS). Past either, what is
+# still queued is answered shutting_down (not applied). A writer stuck in one commit for good
+# is left behind (os._exit): replies not yet flushed then are lost, best effort.
 SHUTDOWN_BUDGET_SECONDS = 4.0
+SHUTDOWN_LIMIT_SECONDS = 10.0
+WRITER_JOIN_SECONDS = 2.0  # after the loop: the batch in progress may still finish
 BURST = 64  # messages handled from one socket before looking at the others
 
 
@@ -92,6 +99,7 @@ class Server:
         self._stop_reason = ""
         self._drained = False
         self._deadline = 0.0
+        self._hard_deadline = 0.0
         self.context: zmq.Context[Any] = zmq.Context()
         # Bound before the writer connects (inproc) and before the ROUTER exists (ZAP).
         self.zap = self.context.socket(zmq.REP)
@@ -157,6 +165,7 @@ class Server:
             len(self.registry.projects()),
         )
         notify("READY=1")
+        notify_serving(len(self.registry.projects()))
 
     def _install_signals(self) -> None:
         self._wake_r.setblocking(False)
@@ -183,12 +192,7 @@ class Server:
                     break
                 timeout = max(0, int((self._deadline - time.monotonic()) * 1000))
                 if timeout == 0:
-                    log.error(
-                        "shutdown: the write queue did not drain in %.0f s; exiting "
-                        "with %d job(s) unanswered",
-                        SHUTDOWN_BUDGET_SECONDS,
-                        self.writer.queue.depth(),
-                    )
+                    self._abandon_queued()
                     break
             try:
                 events = dict(poller.poll(timeout))
@@ -252,18 +256,20 @@ class Server:
         return False
 
     # -- requests ----------------------------------------------------------------------------
-    def _handle_requests(self) -> None:
+    def _handle_requests(self) -> bool:
+        """Handle up to BURST requests; True if there may be more waiting."""
         assert self.router is not None
         for _ in range(BURST):
             try:
                 frames = self.router.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
-                return
+                return False
             started = time.monotonic()
             if len(frames) < 2 or not self._peer_allowed(frames[-1]):
                 continue
             route = tuple(f.bytes for f in frames[:-1])
             self._handle_one(route, frames[-1].bytes, started)
+        return True
 
     def _handle_one(self, route: tuple[bytes, ...], body: bytes, started: float) -> None:
         try:
@@ -316,7 +322,7 @@ class Server:
         self, route: tuple[bytes, ...], reply: bytes, op: str, started: float, *, ok: bool
     ) -> None:
         assert self.router is not None
-        self.metrics.record(op, time.monotonic() - started, ok)
+        self.metrics.record(op, time.monotonic() - started, ok, None if ok else _error_code(reply))
         try:
             self.router.send_multipart([*route, reply], zmq.NOBLOCK)
         except zmq.ZMQError as exc:
@@ -332,8 +338,33 @@ class Server:
             if frames == [DRAINED]:
                 self._drained = True
                 continue
+            if self.stopping:  # the writer is making progress: give it more time, up to the limit
+                self._deadline = min(
+                    self._hard_deadline, time.monotonic() + SHUTDOWN_BUDGET_SECONDS
+                )
             meta = json.loads(frames[0])
             self._send(tuple(frames[1:-1]), frames[-1], meta["op"], meta["started"], ok=meta["ok"])
+
+    def _abandon_queued(self) -> None:
+        """(reliability) The shutdown budget ran out with writes still queued (the writer is
+        stuck in a commit): every request not yet started is answered ``shutting_down`` --
+        nothing of it was applied -- instead of being left without a reply."""
+        left = self.writer.queue.abandon()
+        log.error(
+            "shutdown: the write queue did not drain (no progress for %.0f s or %.0f s in all); "
+            "%d queued job(s) answered shutting_down (not applied)",
+            SHUTDOWN_BUDGET_SECONDS,
+            SHUTDOWN_LIMIT_SECONDS,
+            len(left),
+        )
+        message = "the daemon stopped before this request was applied; nothing changed"
+        for job in left:
+            to = job.reply_to
+            if to is not None:
+                reply = error_reply(to.req_id, SHUTTING_DOWN, message)
+                self._send(to.route, reply, to.op, to.started, ok=False)
+            if job.future is not None and not job.future.done():
+                job.future.set_exception(Closed(message))
 
     # -- writer helpers ----------------------------------------------------------------------
     def _queue_check(self, project: Path) -> None:
@@ -368,6 +399,7 @@ class Server:
         self.stopping = True
         self._stop_reason = reason
         self._deadline = time.monotonic() + SHUTDOWN_BUDGET_SECONDS
+        self._hard_deadline = time.monotonic() + SHUTDOWN_LIMIT_SECONDS
         log.info("stopping (%s): draining %d queued write(s)", reason, self.writer.queue.depth())
         notify("STOPPING=1")
         self.scheduler.stop()
@@ -379,12 +411,14 @@ class Server:
         self.watcher.stop()
         self.scheduler.stop()
         self.writer.close()
-        if not self.writer.join(0.5):
+        if not self.writer.join(WRITER_JOIN_SECONDS):
             log.error("the writer did not stop in time; exiting without it")
             return False
         self._forward_replies()
         if self.router is not None:
-            self._handle_requests()  # what already arrived is told shutting_down, not dropped
+            # What already arrived is told shutting_down, not dropped: all of it, not one burst.
+            while self._handle_requests():
+                pass
         signal.set_wakeup_fd(-1)
         if self.router is not None:
             # Give the replies just queued (the shutdown ack, drained writes) a moment to
@@ -398,3 +432,12 @@ class Server:
         self._wake_w.close()
         log.info("stopped (%s)", self._stop_reason or "loop ended")
         return True
+
+
+def _error_code(reply: bytes) -> str:
+    """The code of an error reply (failures are rare: parsing one costs nothing that matters)."""
+    try:
+        code = json.loads(reply)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return INTERNAL
+    return code if isinstance(code, str) else INTERNAL

@@ -1,28 +1,39 @@
 """Notice changes made by anyone else (an editor, ``git checkout``, a direct-mode writer).
 
-Per registered project three directories are watched, none recursively: the project root
-(``.maestro`` appearing or vanishing), ``.maestro`` (``memory`` appearing or vanishing) and
-the memory dir itself (the files). Events are filtered (temp files, ``.lock``,
-``.state.json``, open/close-without-write), debounced, and turned into a *check* queued to
-the writer, which compares the files with what it last read or wrote (stat, then content
-hash) — so the daemon's own commits are recognised and ignored there, without a race.
+One inotify instance (watchdog's ``InotifyFD``, its inotify layer, used directly) serves every
+project, read by one thread; a second thread, the clock, fires the debounced checks. So the
+thread count does not grow with the number of projects. (watchdog's ``Observer`` starts an
+emitter thread per watched directory: 900 threads for 300 projects.)
+
+Per registered project three directories are watched, none recursively, each only while it
+exists: the project root (``.maestro`` appearing or vanishing), ``.maestro`` (``memory``
+appearing or vanishing) and the memory dir itself (the files). Each watch also reports its own
+deletion or move (``IN_DELETE_SELF``, ``IN_MOVE_SELF``, ``IN_IGNORED``). Events are filtered
+by name (only the memory files and the chain directories count: temp files, ``.lock`` and
+``.state.json`` do not) and debounced into a *check* queued to the writer, which compares the
+files with what it last read or wrote (stat, then content hash) — so the daemon's own commits
+are recognised and ignored there, without a race. Before each check the project's watches are
+re-armed to match the directories that exist now (a few ``stat`` calls): that picks up a
+memory dir deleted and created again, and the check that follows sees whatever was written
+before the new watch existed.
+
+While idle nothing runs: no periodic rescan of inotify-watched projects. Work is periodic only
+where inotify cannot be trusted: a project whose watches could not be added (the kernel's
+``max_user_watches`` or ``max_user_instances`` reached) is checked by polling every
+``POLL_INTERVAL_SECONDS`` and status says "polling"; a kernel queue overflow (events lost)
+re-arms and checks every project once.
 
 Two locks, always taken in this order and never the other way round: ``_lock`` (the projects
-and their watches; held while calling into watchdog) and ``_cond`` (a leaf: the debounce table
-and the "stale directory" marks; never held while calling anything). Event handlers run in
-watchdog's threads *holding watchdog's own lock*, so they take only the leaf: a handler that
-waited for ``_lock`` while we held it and waited for watchdog's lock (to schedule a watch)
-was a deadlock that silently stopped the watcher and, through ``watch()``, the writer.
-
-A clock thread fires the debounced checks and, every ``RESCAN_SECONDS``, re-checks every
-project (a cheap stat in the writer) and re-arms the watches: that catches a missed event and
-a memory dir deleted and created again. When inotify runs out of watches or instances, the
-project is watched by a shared ``PollingObserver`` instead and status says "polling".
+and their watches; held while calling into ``InotifyFD``) and ``_cond`` (a leaf: the debounce
+table, the polled set and the overflow mark; never held while calling anything). Inotify
+callbacks run in the reader thread and take only the leaf, so they can never wait for a
+thread that is waiting for the reader.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
 import logging
 import os
 import threading
@@ -31,30 +42,40 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from watchdog.events import (
-    EVENT_TYPE_CLOSED_NO_WRITE,
-    EVENT_TYPE_DELETED,
-    EVENT_TYPE_MOVED,
-    EVENT_TYPE_OPENED,
-    FileSystemEvent,
-    FileSystemEventHandler,
+from watchdog.observers.inotify_c import (
+    CallbackId,
+    InotifyConstants,
+    InotifyEvent,
+    InotifyFD,
+    Mask,
+    WatchDescriptor,
 )
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver, ObservedWatch
-from watchdog.observers.polling import PollingObserver
 
 from ..common import layout
-from ..core import fsio
 from ..core.memory import FILES
 
 log = logging.getLogger("maestrod")
 
 DEBOUNCE_SECONDS = 0.15
 MAX_DELAY_SECONDS = 1.0  # a constant stream of events still gets checked this often
-RESCAN_SECONDS = 2.0
 POLL_INTERVAL_SECONDS = 1.0
 MEMORY_NAMES = frozenset(FILES.values())
-CHAIN_NAMES = frozenset({layout.MAESTRO_DIR, layout.MEMORY_SUBDIR})
+MAESTRO_DIR, MEMORY_DIR = layout.MAESTRO_DIR, layout.MEMORY_SUBDIR
+
+_C = InotifyConstants
+# A chain directory: only entries appearing, vanishing or moving, and the directory itself.
+CHAIN_MASK = Mask(
+    _C.IN_CREATE
+    | _C.IN_DELETE
+    | _C.IN_MOVED_FROM
+    | _C.IN_MOVED_TO
+    | _C.IN_DELETE_SELF
+    | _C.IN_MOVE_SELF
+    | _C.IN_ONLYDIR
+)
+# The memory dir: also files written in place (an editor that does not rename).
+MEMORY_MASK = Mask(CHAIN_MASK | _C.IN_MODIFY | _C.IN_CLOSE_WRITE)
+SELF_GONE = Mask(_C.IN_DELETE_SELF | _C.IN_MOVE_SELF | _C.IN_IGNORED)
 
 
 def is_limit_error(exc: OSError) -> bool:
@@ -62,38 +83,58 @@ def is_limit_error(exc: OSError) -> bool:
     return exc.errno in (errno.ENOSPC, errno.EMFILE)
 
 
-def relevant(event: FileSystemEvent) -> bool:
-    """Does this event say a memory file (or a directory on the way to them) changed?"""
-    if event.event_type in (EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE):
-        return False
-    paths = [event.src_path, *([event.dest_path] if event.dest_path else [])]
-    for raw in paths:
-        name = os.path.basename(os.fsdecode(raw))
-        if fsio.is_temp_name(name):
-            continue
-        if name in MEMORY_NAMES or name in CHAIN_NAMES:
-            return True
-    return False
+def relevant(role: str, mask: int, name: str) -> bool:
+    """Does an event with this mask and entry name, on a watch of this role ("root",
+    ".maestro" or "memory"), say that a memory file or the chain to them changed?"""
+    if mask & SELF_GONE or mask & _C.IN_Q_OVERFLOW:
+        return True
+    if role == "root":
+        return name == MAESTRO_DIR
+    if role == MAESTRO_DIR:
+        return name == MEMORY_DIR
+    return name in MEMORY_NAMES
+
+
+ROLES = ("root", MAESTRO_DIR, MEMORY_DIR)
+
+
+def chain(project: Path) -> list[tuple[str, Path]]:
+    maestro = project / MAESTRO_DIR
+    return list(zip(ROLES, (project, maestro, maestro / MEMORY_DIR), strict=True))
+
+
+class _DirWatch:
+    """One watched directory of one project: the callback ``InotifyFD`` calls."""
+
+    def __init__(self, watcher: Watcher, project: Path, role: str, key: tuple[int, int]) -> None:
+        self.watcher = watcher
+        self.project = project
+        self.role = role
+        self.key = key  # (st_dev, st_ino) of the directory when the watch was added
+        self.wd = WatchDescriptor(-1)
+        self.id = CallbackId(next(_ids))
+        self.alive = True  # False once the kernel dropped the watch (IN_IGNORED)
+
+    def on_event(self, event: InotifyEvent) -> None:
+        if relevant(self.role, event.mask, os.fsdecode(event.name)):
+            self.watcher.on_event(self.project)
+
+    def on_watch_deleted(self, wd: WatchDescriptor) -> None:
+        self.alive = False  # a plain attribute write: no lock needed
+        self.watcher.on_event(self.project)
+
+    def on_queue_overflow(self) -> None:
+        self.watcher.on_overflow()
+
+
+_ids = itertools.count(1)
 
 
 @dataclass
 class _ProjectWatch:
     project: Path
     mode: str = "inotify"  # or "polling"
-    watches: dict[Path, tuple[ObservedWatch, BaseObserver, int]] = field(default_factory=dict)
-
-    def chain(self) -> list[Path]:
-        maestro = self.project / layout.MAESTRO_DIR
-        return [self.project, maestro, maestro / layout.MEMORY_SUBDIR]
-
-
-class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: Watcher, project: Path) -> None:
-        self.watcher = watcher
-        self.project = project
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        self.watcher.on_event(self.project, event)
+    watches: dict[str, _DirWatch] = field(default_factory=dict)  # role -> watch
 
 
 class Watcher:
@@ -101,141 +142,178 @@ class Watcher:
         self._on_change = on_change
         self._force_polling = force_polling
         self._lock = threading.RLock()  # _projects and the watches (see the module doc)
-        self._cond = threading.Condition(threading.Lock())  # leaf: _due, _stale, _stopping
+        self._cond = threading.Condition(threading.Lock())  # leaf: see the module doc
         self._projects: dict[Path, _ProjectWatch] = {}
         self._due: dict[Path, tuple[float, float]] = {}  # project -> (fire at, first event)
-        self._stale: dict[Path, set[Path]] = {}  # project -> directories whose watch is dead
+        self._polled: set[Path] = set()
+        self._next_poll = 0.0
+        self._overflow = False
         self._stopping = False
-        self._inotify: BaseObserver = Observer()
-        self._polling: BaseObserver | None = None
+        self._inotify: InotifyFD | None = None
+        self._inotify_error: OSError | None = None  # why there is no inotify instance
         self._clock = threading.Thread(target=self._run_clock, name="watch-clock", daemon=True)
 
     def start(self) -> None:
-        self._inotify.start()  # started first: schedule() then fails loudly, in our thread
+        if not self._force_polling:
+            try:
+                self._inotify = InotifyFD()
+            except OSError as exc:
+                # Every project polls; the warning names the reason once per project.
+                self._inotify_error = exc
+                log.warning("cannot create an inotify instance: %s", exc.strerror or exc)
+            else:
+                self._inotify.name = "watch-inotify"
+                self._inotify.start()
         self._clock.start()
 
     def stop(self) -> None:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        for observer in (self._inotify, self._polling):
-            if observer is not None:
-                observer.stop()
-        for observer in (self._inotify, self._polling):
-            if observer is not None and observer.is_alive():
-                observer.join(2.0)
+        if self._inotify is not None:
+            self._inotify.stop()  # closes the instance: the kernel drops every watch
+            if self._inotify.is_alive():
+                self._inotify.join(2.0)
         if self._clock.is_alive():
             self._clock.join(2.0)
 
     # -- projects ----------------------------------------------------------------------------
     def watch(self, project: Path) -> None:
         with self._lock:
-            if project not in self._projects:
-                pw = _ProjectWatch(project, mode="polling" if self._force_polling else "inotify")
+            pw = self._projects.get(project)
+            if pw is None:
+                pw = _ProjectWatch(project)
                 self._projects[project] = pw
-            self._arm(self._projects[project])
+                if self._force_polling:
+                    self._to_polling(pw)
+                elif self._inotify is None:
+                    self._limit_reached(pw, self._inotify_error)
+            self._arm(pw)
 
     def unwatch(self, project: Path) -> None:
         with self._lock:
             pw = self._projects.pop(project, None)
             with self._cond:
                 self._due.pop(project, None)
-                self._stale.pop(project, None)
+                self._polled.discard(project)
             if pw is not None:
-                for path in list(pw.watches):
-                    self._drop(pw, path)
+                for role in list(pw.watches):
+                    self._drop(pw, role)
 
     def mode(self, project: Path) -> str:
         pw = self._projects.get(project)
         return pw.mode if pw is not None else "none"
 
-    def _observer_for(self, pw: _ProjectWatch) -> BaseObserver:
-        if pw.mode == "inotify":
-            return self._inotify
-        if self._polling is None:
-            self._polling = PollingObserver(timeout=POLL_INTERVAL_SECONDS)
-            self._polling.start()
-        return self._polling
+    def watch_count(self) -> int:
+        """How many directories are watched through inotify (for status and tests)."""
+        with self._lock:
+            return sum(len(pw.watches) for pw in self._projects.values())
 
-    def _drop(self, pw: _ProjectWatch, path: Path) -> None:
-        watch, observer, _ = pw.watches.pop(path)
-        try:
-            observer.unschedule(watch)
-        except (KeyError, OSError) as exc:
-            log.debug("unschedule %s: %s", path, exc)
+    def _to_polling(self, pw: _ProjectWatch) -> None:
+        for role in list(pw.watches):
+            self._drop(pw, role)
+        pw.mode = "polling"
+        with self._cond:
+            self._polled.add(pw.project)
+            self._cond.notify()
+
+    def _limit_reached(self, pw: _ProjectWatch, exc: OSError | None) -> None:
+        reason = (exc.strerror or str(exc)) if exc is not None else "no inotify instance"
+        log.warning(
+            "inotify limit reached (%s); watching %s by polling every %.0f s",
+            reason,
+            pw.project,
+            POLL_INTERVAL_SECONDS,
+        )
+        self._to_polling(pw)
+
+    def _drop(self, pw: _ProjectWatch, role: str) -> None:
+        dw = pw.watches.pop(role)
+        if self._inotify is not None and dw.wd >= 0:
+            try:
+                self._inotify.remove_callbacks([(dw.wd, dw.id)])
+            except OSError as exc:
+                log.debug("remove watch on %s (%s): %s", pw.project, role, exc)
 
     def _arm(self, pw: _ProjectWatch) -> None:
         """Make the watches match the directories that exist now (caller holds ``_lock``)."""
-        with self._cond:
-            stale = self._stale.pop(pw.project, set())
-        for path in pw.chain():
+        if pw.mode != "inotify" or self._inotify is None:
+            return
+        for role, path in chain(pw.project):
             try:
-                inode = os.stat(path).st_ino if path.is_dir() else None
+                st = os.stat(path)
+                key: tuple[int, int] | None = (st.st_dev, st.st_ino)
             except OSError:
-                inode = None
-            current = pw.watches.get(path)
-            if current is not None and (inode is None or inode != current[2] or path in stale):
-                self._drop(pw, path)
+                key = None
+            current = pw.watches.get(role)
+            if current is not None and (key is None or key != current.key or not current.alive):
+                self._drop(pw, role)
                 current = None
-            if inode is None or current is not None:
+            if key is None or current is not None:
                 continue
+            dw = _DirWatch(self, pw.project, role, key)
+            mask = MEMORY_MASK if role == MEMORY_DIR else CHAIN_MASK
             try:
-                observer = self._observer_for(pw)
-                watch = observer.schedule(_Handler(self, pw.project), str(path), recursive=False)
+                dw.wd = self._inotify.add_callback(os.fsencode(path), mask, dw, dw.id)
             except OSError as exc:
-                if pw.mode == "inotify" and is_limit_error(exc):
-                    log.warning(
-                        "inotify limit reached (%s); watching %s by polling every %.0f s",
-                        exc.strerror or exc,
-                        pw.project,
-                        POLL_INTERVAL_SECONDS,
-                    )
-                    for watched in list(pw.watches):
-                        self._drop(pw, watched)
-                    pw.mode = "polling"
-                    self._arm(pw)
+                if is_limit_error(exc):
+                    self._limit_reached(pw, exc)
                     return
                 log.debug("cannot watch %s yet: %s", path, exc)
                 continue
-            pw.watches[path] = (watch, observer, inode)
+            pw.watches[role] = dw
+            if dw.wd < 0:  # watchdog ignores EACCES: no watch was made
+                self._drop(pw, role)
+                log.warning("cannot watch %s: permission denied", path)
 
     # -- events and the clock ------------------------------------------------------------------
-    def on_event(self, project: Path, event: FileSystemEvent) -> None:
-        if not relevant(event):
-            return
+    def on_event(self, project: Path) -> None:
+        """A relevant event for ``project`` (in the inotify reader thread: the leaf lock only)."""
         now = time.monotonic()
-        # In a watchdog thread that holds watchdog's lock: only the leaf lock here.
         with self._cond:
             if self._stopping or project not in self._projects:  # a dict read: atomic
                 return
-            if event.is_directory and event.event_type in (EVENT_TYPE_DELETED, EVENT_TYPE_MOVED):
-                # The watch on a vanished directory is dead even if the directory comes back
-                # before we look (with the same inode number): re-arm it.
-                self._stale.setdefault(project, set()).add(Path(os.fsdecode(event.src_path)))
             first = self._due.get(project, (0.0, now))[1]
             self._due[project] = (min(now + DEBOUNCE_SECONDS, first + MAX_DELAY_SECONDS), first)
             self._cond.notify()
 
-    def _run_clock(self) -> None:
-        next_rescan = time.monotonic() + RESCAN_SECONDS
-        while True:
-            with self._cond:
-                if self._stopping:
-                    return
+    def on_overflow(self) -> None:
+        with self._cond:
+            self._overflow = True
+            self._cond.notify()
+
+    def _next_ready(self) -> tuple[list[Path], bool] | None:
+        """Wait (holding the leaf) until something is ready: (projects, re-arm them)."""
+        with self._cond:
+            while not self._stopping:
                 now = time.monotonic()
+                if self._overflow:
+                    self._overflow = False
+                    self._due.clear()
+                    return list(self._projects), True
                 ready = [p for p, (at, _) in self._due.items() if at <= now]
                 for project in ready:
                     del self._due[project]
-                rescan = now >= next_rescan
-                if rescan:
-                    next_rescan = now + RESCAN_SECONDS
-                if not ready and not rescan:
-                    wake = min([next_rescan, *(at for at, _ in self._due.values())])
-                    self._cond.wait(max(0.0, wake - now))
-                    continue
+                if self._polled and now >= self._next_poll:
+                    self._next_poll = now + POLL_INTERVAL_SECONDS
+                    ready += [p for p in self._polled if p not in ready]
+                if ready:
+                    return ready, False
+                wakes = [at for at, _ in self._due.values()]
+                if self._polled:
+                    wakes.append(self._next_poll)
+                self._cond.wait(max(0.0, min(wakes) - now) if wakes else None)
+            return None
+
+    def _run_clock(self) -> None:
+        while True:
+            batch = self._next_ready()
+            if batch is None:
+                return
+            ready, overflow = batch
+            if overflow:
+                log.warning("inotify queue overflowed: re-checking all %d projects", len(ready))
             with self._lock:  # after the leaf is released: the lock order is _lock, _cond
-                if rescan:
-                    ready = list(self._projects)
                 for project in ready:
                     pw = self._projects.get(project)
                     if pw is not None:

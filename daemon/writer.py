@@ -181,6 +181,17 @@ class WriteQueue:
             self._closed = True
             self._cond.notify_all()
 
+    def abandon(self) -> list[Job]:
+        """Close and take every job not yet started (the shutdown budget ran out): the
+        caller answers them; the writer will not run them."""
+        with self._cond:
+            self._closed = True
+            left = list(self._items)
+            self._items.clear()
+            self._checks.clear()
+            self._cond.notify_all()
+            return left
+
     def depth(self) -> int:
         return len(self._items)
 
@@ -252,6 +263,7 @@ class Writer:
     ) -> None:
         self.cache = cache
         self.journal = journal
+        self._forgotten: dict[Path, list[str]] = {}  # texts to scrub from the journal
         self.settings = settings
         self.queue = WriteQueue()
         self._context = context
@@ -339,6 +351,9 @@ class Writer:
         """Start tracking ``project``: parse its files and publish the first view."""
         tracked = self._tracked.setdefault(project, _Tracked())
         try:
+            # (reliability) A commit a crash cut short is completed before the first read, so
+            # the cache never serves half of it (never called holding the project lock).
+            fsio.recover_if_interrupted(memory_dir_of(project))
             memory = self._load(project, tracked, reuse=False)
         except Exception as exc:
             log.error("cannot read the memory of %s: %s", project, exc)
@@ -481,6 +496,9 @@ class Writer:
         tracked.signature = done.signature
         self.cache.publish(project, done.memory.view())
         self.journal.append(project, records)
+        forgotten = self._forgotten.pop(project, None)
+        if forgotten:  # forget: no copy of the text in the journal either
+            self.journal.scrub(project, forgotten)
         for job, outcome in results:
             self._finish(job, outcome)
         if len(pending) > 1 or written:
@@ -508,6 +526,7 @@ class Writer:
         for job in jobs:
             before = jr.memory_values(memory)
             marker = _change_marker(memory)
+            texts = _forget_texts(memory, job.args) if job.op == "forget" else []
             try:
                 result = self._run_one(job, memory)
             except OpError as exc:
@@ -519,6 +538,8 @@ class Writer:
                 )
                 return results, records, job
             results.append((job, Outcome.success(result)))
+            if texts and not result.get("dry_run"):
+                self._forgotten.setdefault(job.project, []).extend(texts)
             if _change_marker(memory) != marker:
                 session = job.args.get("session_id", result.get("session_id"))
                 records.append(
@@ -565,3 +586,15 @@ class Writer:
         tracked.memory, tracked.signature, tracked.hashes = None, None, {}
         with contextlib.suppress(Exception):
             self.attach(project)
+
+
+def _forget_texts(memory: Memory, args: Args) -> list[str]:
+    """The texts a ``forget`` request is about to remove (to scrub them from the journal)."""
+    ids = args.get("entry_ids")
+    match = args.get("match")
+    if isinstance(match, str) and match.strip():
+        ids = [e.id for e in memory.matching(match)]
+    if not isinstance(ids, list):
+        return []
+    wanted = {i for i in ids if isinstance(i, str)}
+    return [b.text for doc in memory.docs.values() for b in doc.entries() if b.id in wanted]

@@ -18,8 +18,6 @@ from ..client import Client
 from ..client.errors import DaemonUnavailable, RequestError
 from ..core.context import semantic_band
 from ..core.fsio import signature
-from ..core.model import Entry
-from ..core.search import search
 
 MEMORY_FILES = ("semantic.md", "episodic.md", "archive.md")
 JOURNAL_LIMIT = 1000  # journal records read for the chart: the newest, the log op's maximum
@@ -27,11 +25,6 @@ JOURNAL_LIMIT = 1000  # journal records read for the chart: the newest, the log 
 
 class UnknownProject(ValueError):
     """A project the page was not started for and the daemon does not know."""
-
-
-def _entry(data: dict[str, Any]) -> Entry:
-    fields = Entry.__dataclass_fields__
-    return Entry(**{k: v for k, v in data.items() if k in fields})
 
 
 @dataclass
@@ -112,11 +105,14 @@ class Source:
         return entry
 
     def search(self, project: str, query: str, limit: int = 20) -> list[dict[str, Any]]:
-        live = self._entries(project, None).get("entries") or []
-        entries = [_entry(e) for e in live]
+        """The ``search`` op: the ranking ``maestroctl search`` and the MCP tool show."""
+        found = self.client.search(query, limit, project=project).get("results") or []
         return [
-            {"entry": self._decorate(e.to_dict()), "score": round(score, 4)}
-            for e, score in search(entries, query, limit=limit)
+            {
+                "entry": self._decorate({k: v for k, v in e.items() if k != "score"}),
+                "score": round(float(e.get("score") or 0.0), 4),
+            }
+            for e in found
         ]
 
     def history(self, project: str, entry_id: str) -> list[dict[str, Any]]:

@@ -7,10 +7,11 @@ doctor         doctor
 projects       register, unregister, projects
 memory         init, context, save-semantic, save-episodic, detect, reinforce,
                maintain, review, entries, log
+privacy        forget
+toolimport     import [claude|gemini|codex]
 service        service install | uninstall | status
 hook           hook claude <event>
 integrations   integrate claude, mcp, merge-driver, git-setup
-toolimport     import [claude|gemini|codex]
 =============  ==============================================================
 
 Importing this package registers them all in ``COMMANDS``, in this order (``GROUPS``: the
@@ -26,6 +27,7 @@ from . import (
     integrations,
     lifecycle,
     memory,
+    privacy,
     projects,
     service,
     status,
@@ -45,7 +47,18 @@ from .base import (
 )
 
 # The groups in --help order; each registered its commands when imported.
-GROUPS = (lifecycle, status, doctor, projects, memory, toolimport, service, hook, integrations)
+GROUPS = (
+    lifecycle,
+    status,
+    doctor,
+    projects,
+    memory,
+    privacy,
+    toolimport,
+    service,
+    hook,
+    integrations,
+)
 _ordered = {
     name: cmd
     for group in GROUPS

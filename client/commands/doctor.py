@@ -42,7 +42,20 @@ class _Doctor:
 
     def directories(self) -> None:
         p = self.ctx.paths
-        from ...common.paths import dir_problem
+        from ...common.paths import dir_problem, home_problems, maestro_home
+
+        home = maestro_home()
+        if home is not None:
+            problems = home_problems(home)
+            if problems:
+                self.add(
+                    "maestro home",
+                    "warn",
+                    "; ".join(problems) + " (maestrod refuses to start)",
+                    f"chmod go-w {home} {home.parent}, or choose a private MAESTRO_HOME",
+                )
+            else:
+                self.add("maestro home", "ok", f"{home} (and its parent) private to you")
 
         for label, path in (
             ("runtime dir", p.runtime_dir),
@@ -279,12 +292,25 @@ class _Doctor:
             )
 
 
+def _agents(doctor: _Doctor) -> None:
+    from pathlib import Path
+
+    from .._agent_checks import AGENT_CHECKS
+    from ..hooks import LOG_NAME
+
+    project = Path(doctor.ctx.project)
+    hook_log = doctor.ctx.paths.log_dir / LOG_NAME
+    for check in AGENT_CHECKS.values():
+        for f in check(project, Path.home(), hook_log):
+            doctor.add(f.name, f.status, f.detail, f.fix)
+
+
 @command(
     "doctor",
-    "check paths, permissions, the service, watcher limits and projects",
-    description="Check paths, permissions, the service, the inotify limits and the "
-    "registered projects, and say how to fix each problem. Exits 1 if any "
-    "check fails.",
+    "check paths, permissions, the service, watcher limits, projects and Claude Code",
+    description="Check paths, permissions, the service, the inotify limits, the "
+    "registered projects and the Claude Code integration (settings, hooks, MCP, the hook "
+    "log), and say how to fix each problem. Exits 1 if any check fails.",
 )
 def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor = _Doctor(ctx)
@@ -296,6 +322,10 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.projects(st)
     doctor.current_project()
     doctor.tool_memories()
+    from .privacy import doctor_privacy
+
+    doctor_privacy(doctor)
+    _agents(doctor)
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     lines = []

@@ -22,7 +22,14 @@ def _project_of(ctx: Context) -> Path | None:
 
 def _integrate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("agent", choices=["claude"])
-    p.add_argument("--scope", choices=["project", "user"], default="project")
+    p.add_argument(
+        "--scope",
+        choices=["project", "local", "user"],
+        default="project",
+        help="project: .claude/settings.json, committed, no path of this machine in it "
+        "(default); local: .claude/settings.local.json, this clone only; user: "
+        "~/.claude/settings.json, every project",
+    )
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -36,8 +43,10 @@ def _integrate_args(p: argparse.ArgumentParser) -> None:
     "add Maestro Memory's hooks to Claude Code's settings",
     _integrate_args,
     description="Add the session-start, user-prompt and session-end hooks to "
-    ".claude/settings.json (or ~/.claude/settings.json with --scope user). "
-    "Other tools' hooks and settings are kept; running it again adds nothing.",
+    ".claude/settings.json (--scope local: .claude/settings.local.json; --scope user: "
+    "~/.claude/settings.json). The project-scope hooks find maestroctl on PATH and do "
+    "nothing, silently, where it is not installed. Other tools' hooks and settings are "
+    "kept; running it again adds nothing (and updates an older Maestro hook in place).",
 )
 def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
     from ..claude_settings import IntegrationError, integrate_claude
@@ -48,7 +57,12 @@ def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
         )
     except IntegrationError as exc:
         raise MaestroError(f"integrate: {exc}") from exc
-    return Outcome({"agent": ns.agent, "scope": ns.scope, "report": report}, report)
+    from ..claude_settings import settings_path
+
+    path = settings_path(ns.scope, _project_of(ctx))
+    return Outcome(
+        {"agent": ns.agent, "scope": ns.scope, "settings": str(path), "report": report}, report
+    )
 
 
 @command(
@@ -104,9 +118,21 @@ def _merge_driver_args(p: argparse.ArgumentParser) -> None:
     "Exit 0 when clean, 1 when conflict markers were left.",
 )
 def cmd_merge_driver(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ..gitmerge import run_merge_driver
+    from ..gitmerge import EXIT_ERROR, run_merge_driver
 
-    return Outcome.already_printed(run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path))
+    if not ctx.json:  # what git runs: the result in %A, notes on stderr
+        return Outcome.already_printed(run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path))
+    import contextlib
+    import io
+
+    notes = io.StringIO()
+    with contextlib.redirect_stderr(notes):
+        code = run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path)
+    lines = notes.getvalue().splitlines()
+    if code == EXIT_ERROR:
+        raise MaestroError("; ".join(lines) or "merge-driver failed")
+    result = {"clean": code == 0, "result_file": ns.ours, "notes": lines}
+    return Outcome(result, "\n".join(lines), exit_code=code)
 
 
 def _git_setup_args(p: argparse.ArgumentParser) -> None:

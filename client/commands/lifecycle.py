@@ -51,6 +51,7 @@ def _child_env() -> dict[str, str]:
     if home:  # the child runs in "/", so a relative MAESTRO_HOME must be made absolute
         env["MAESTRO_HOME"] = os.path.abspath(os.path.expanduser(home))
     env.pop("NOTIFY_SOCKET", None)  # not ours to hand on: we are not its service manager
+    env["MAESTRO_STARTED_BY"] = "maestroctl"  # what 'status' shows as who started it
     return env
 
 

@@ -1,5 +1,5 @@
 """The memory commands: ``init``, ``context``, ``save-semantic``, ``save-episodic``, ``detect``,
-``reinforce``, ``maintain``, ``review``, ``entries``, ``log``."""
+``reinforce``, ``maintain``, ``review``, ``entries``, ``search``, ``log``."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def cmd_context(ctx: Context, ns: argparse.Namespace) -> Outcome:
     if ns.max_tokens is not None and ns.max_tokens < 0:  # 0 is a budget: nothing fits
         raise UsageProblem(f"--max-tokens must be 0 or more, got {ns.max_tokens}")
     r = ctx.client().build_context(
-        ns.task, ns.query, ns.max_tokens, ns.session, exclude_source=ns.for_tool
+        ns.task, ns.query, ns.max_tokens, ns.session, for_tool=ns.for_tool
     )
     return memory_outcome(ctx, r, str(r.get("context") or ""))
 
@@ -340,9 +340,56 @@ def _entries_args(p: argparse.ArgumentParser) -> None:
         choices=("semantic", "episodic", "archive"),
         help="only this sector (default: semantic and episodic)",
     )
+    _wide_arg(p)
 
 
-@command("entries", "list the memory entries with their ids and scores", _entries_args)
+def _wide_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="one line per entry, whole texts, even in a terminal (piped output is "
+        "never cut or wrapped)",
+    )
+
+
+def _overflow(ns: argparse.Namespace) -> str | None:
+    return "none" if ns.wide else None  # None: wrap in a terminal, whole when piped
+
+
+def _entry_row(e: dict[str, Any]) -> list[Any]:
+    return [
+        e.get("id"),
+        e.get("sector"),
+        _category_words(e.get("category"))
+        if e.get("sector") == "semantic"
+        else e.get("session_id"),
+        out.score(e.get("confidence")),
+        e.get("salience"),
+        e.get("date"),
+        e.get("state"),
+        e.get("origin") or "-",  # the agent tool's memory file it was imported from
+    ]
+
+
+ENTRY_HEADERS = [
+    "ID",
+    "SECTOR",
+    "CATEGORY/SESSION",
+    "CONFIDENCE",
+    "SAL",
+    "DATE",
+    "STATE",
+    "ORIGIN",
+]
+
+
+@command(
+    "entries",
+    "list the memory entries with their ids and scores",
+    _entries_args,
+    description="List the memory entries with their ids and scores. In a terminal long "
+    "texts wrap; piped or redirected, every text is printed whole (--json for scripts).",
+)
 def cmd_entries(ctx: Context, ns: argparse.Namespace) -> Outcome:
     r = ctx.client().entries(ns.sector)
     entries = r.get("entries") or []
@@ -352,30 +399,84 @@ def cmd_entries(ctx: Context, ns: argparse.Namespace) -> Outcome:
     )
     if not entries:
         return memory_outcome(ctx, r, "No entries.", notice)
-    rows = [
-        [
-            e.get("id"),
-            e.get("sector"),
-            _category_words(e.get("category"))
-            if e.get("sector") == "semantic"
-            else e.get("session_id"),
-            e.get("confidence"),
-            e.get("salience"),
-            e.get("date"),
-            e.get("state"),
-            e.get("source") or "-",
-            e.get("text"),
-        ]
-        for e in entries
+    rows = [[*_entry_row(e), e.get("text")] for e in entries]
+    text = out.table([*ENTRY_HEADERS, "TEXT"], rows, overflow=_overflow(ns))
+    return memory_outcome(ctx, r, text, notice)
+
+
+def _search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", metavar="QUERY", help="words to look for (free text)")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="search every project registered with maestrod (needs the daemon)",
+    )
+    p.add_argument(
+        "--sector",
+        choices=("semantic", "episodic", "archive"),
+        help="only this sector (default: semantic and episodic)",
+    )
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="at most N results per project (default: 20)"
+    )
+    _wide_arg(p)
+
+
+@command(
+    "search",
+    "find entries by relevance to a query (best first)",
+    _search_args,
+    description="Rank the entries by relevance to QUERY (SQLite FTS5, BM25, stemmed words; "
+    "the same ranking as the MCP search tool and the ui) and list the matches, best first.",
+)
+def cmd_search(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    if ns.limit is not None and ns.limit < 0:  # 0 is a limit: no results
+        raise UsageProblem(f"--limit must be 0 or more, got {ns.limit}")
+    client = ctx.client()
+    if not ns.all:
+        r = client.search(ns.query, ns.limit, ns.sector)
+        results = r.get("results") or []
+        if not results:
+            return memory_outcome(ctx, r, f"No entry matches {ns.query!r}.")
+        rows = [[i, *_entry_row(e), e.get("text")] for i, e in enumerate(results, 1)]
+        text = out.table(["#", *ENTRY_HEADERS, "TEXT"], rows, overflow=_overflow(ns))
+        return memory_outcome(ctx, r, text)
+    try:
+        projects = _project_paths(client.projects())
+    except DaemonNotRunning:
+        raise DaemonNotRunning(
+            "'search --all' needs maestrod, which keeps the list of registered projects; "
+            "start it ('maestroctl start') or search one project"
+        ) from None
+    found: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    for path in projects:
+        try:
+            r = client.search(ns.query, ns.limit, ns.sector, project=path)
+        except MaestroError as exc:
+            failures.append({"project": path, "error": {"code": exc.code, "message": exc.message}})
+            continue
+        found += [{**e, "project": path} for e in r.get("results") or []]
+    # Each project ranks in its own index; their scores are merged as they are.
+    found.sort(key=lambda e: -float(e.get("score") or 0.0))
+    lines = [
+        f"{out.home_relative(f['project'])}: FAILED: {f['error']['message']}" for f in failures
     ]
-    return memory_outcome(
-        ctx,
-        r,
-        out.table(
-            ["ID", "SECTOR", "CATEGORY/SESSION", "CONF", "SAL", "DATE", "STATE", "SOURCE", "TEXT"],
-            rows,
-        ),
-        notice,
+    if found:
+        rows = [
+            [i, out.home_relative(e["project"]), *_entry_row(e), e.get("text")]
+            for i, e in enumerate(found, 1)
+        ]
+        lines.insert(
+            0, out.table(["#", "PROJECT", *ENTRY_HEADERS, "TEXT"], rows, overflow=_overflow(ns))
+        )
+    else:
+        lines.insert(0, f"No entry in {out.plural(len(projects), 'project')} matches {ns.query!r}.")
+    return Outcome(
+        {"query": ns.query, "results": found, "failed": failures},
+        "\n".join(lines),
+        exit_code=EXIT_ERROR if failures else EXIT_OK,
+        via="daemon",
     )
 
 

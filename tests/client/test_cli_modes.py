@@ -184,10 +184,9 @@ def test_debug_shows_a_traceback(cli: Cli) -> None:
 
 def test_review_lists_and_applies_decisions(cli: Cli, daemon: Any, project: Path) -> None:
     daemon.register(project)
-    saved = cli.result("save-semantic", "Deploys happen on Fridays", "--confidence", "0.25")
+    saved = cli.result("save-semantic", "Deploys happen on Fridays", "--confidence", "0.24")
     entry_id = saved["entry"]["id"]
-    for n in range(2):  # two sessions of decay push it below the 0.2 threshold
-        cli("init", "--session", f"decay-{n}")
+    cli("init", "--session", "decay")  # the day's decay pushes it below the 0.2 threshold
     listed = cli.result("review")
     assert listed["dry_run"] is True
     proposal = next(p for p in listed["proposals"] if p["entry"]["id"] == entry_id)
@@ -254,8 +253,10 @@ def test_without_a_daemon(cli: Cli) -> None:
 
 def test_require_daemon_fails_fast(cli: Cli) -> None:
     for extra_env, flag in (({}, ("--require-daemon",)), ({"MAESTRO_REQUIRE_DAEMON": "1"}, ())):
-        run = cli("context", *flag, "--json", env=extra_env, check=3)
-        assert run.seconds < 1.0, run.seconds
+        # With a 60 s timeout, finishing well inside it proves no wait for a reply happened
+        # (the wall time itself is not asserted tightly: the machine may be loaded).
+        run = cli("--timeout", "60", "context", *flag, "--json", env=extra_env, check=3)
+        assert run.seconds < 30.0, run.seconds
         assert run.doc["error"]["code"] == "daemon_unavailable"
         assert not (cli.cwd / ".maestro").exists()
 

@@ -95,7 +95,7 @@ def test_import_once_with_source_screened_and_read_only(
     first = cli.result("import")
     assert [i["src"] for i in first["imported"]] == ["claude:feedback_pnpm.md"]
     assert first["blocked"][0]["src"] == "claude:reference_key.md"
-    assert "AWS" in first["blocked"][0]["reason"]
+    assert "aws key" in first["blocked"][0]["reason"]
     assert first["index"]["claude"] == {"files": 2, "index_lines": 1}
     text = semantic(project)
     assert "Always use pnpm, never npm" in text and "src=claude:feedback_pnpm.md" in text
@@ -107,7 +107,7 @@ def test_import_once_with_source_screened_and_read_only(
     assert semantic(project) == text  # byte for byte: nothing doubled, nothing rewritten
 
     entries = cli.result("entries")["entries"]
-    assert [e["source"] for e in entries] == ["claude:feedback_pnpm.md"]
+    assert [e["origin"] for e in entries] == ["claude:feedback_pnpm.md"]
     assert "claude:feedback_pnpm.md" in cli("entries").stdout
     assert snapshot(folder) == before  # the tool's folder: same bytes, same mtimes
 

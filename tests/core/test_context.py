@@ -85,6 +85,7 @@ def test_entry_text_cannot_close_the_fence(tmp_path: Path) -> None:
 
 
 def test_only_relevant_selections_for_a_session_reinforce_once(store: MemoryStore) -> None:
+    store.settings = Settings(decay_unit="session", reinforce_on="relevant")
     store.initialize("s1")  # everything decays by 0.05
     before = by_text(store)
     assert before["Rate limiting: 10 req/min on public endpoints"] == 0.55
@@ -113,8 +114,8 @@ def test_write_path_lookups_touch_nothing(store: MemoryStore) -> None:
         assert line in new_text.splitlines()
 
 
-def test_injection_all_reinforces_every_injected_entry(tmp_path: Path) -> None:
-    s = MemoryStore(tmp_path, settings=Settings(injection="all"))
+def test_reinforce_on_injected_reinforces_every_injected_entry(tmp_path: Path) -> None:
+    s = MemoryStore(tmp_path, settings=Settings(decay_unit="session"))  # injected: the default
     saved = s.save_semantic("Main branch is develop", "project_context", 0.9)
     assert saved.entry is not None
     s.initialize("a")

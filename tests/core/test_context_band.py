@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from maestro_memory.core.context import Candidate, build, semantic_band
+from maestro_memory.core.context import Candidate, ContextIndex, semantic_band
 
 
 @pytest.mark.parametrize(
@@ -30,7 +30,7 @@ def test_band_agrees_with_what_the_build_includes(confidence: float) -> None:
     entry = [Candidate("s-1", "deploy the staging slot first", confidence)]
 
     def included(task: str | None, query: str | None) -> bool:
-        result = build(entry, [], task=task, query=query, max_tokens=500)
+        result = ContextIndex(entry, []).build(task, query, 500, "relevant")
         return result.included == ["s-1"]
 
     band = semantic_band(confidence)

@@ -9,11 +9,14 @@ import pytest
 from maestro_memory.core import MemoryStore, NotFoundError, RejectedError, Settings
 
 DAY = "2026-12-02"
+SESSION = Settings(decay_unit="session", reinforce_on="relevant")
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> MemoryStore:
-    return MemoryStore(tmp_path, clock=lambda: DAY)
+    # The spec's per-session numbers, read literally (decay_unit "session"), with a fixed clock;
+    # the default unit, one decay per day, is tested in test_decay_unit.py.
+    return MemoryStore(tmp_path, clock=lambda: DAY, settings=SESSION)
 
 
 def mem_file(store: MemoryStore, name: str) -> str:
@@ -130,7 +133,9 @@ def test_zero_is_a_value_never_unset(store: MemoryStore) -> None:
     assert [p.entry.id for p in report.applied] == [zero.entry.id]
     assert all(e.id != zero.entry.id for e in store.semantic_entries())
     assert 'Removed: "Legacy API is the source of truth"' in mem_file(store, "semantic.md")
-    no_cap = MemoryStore(store.root, settings=Settings(episodic_cap=0), clock=lambda: DAY)
+    no_cap = MemoryStore(
+        store.root, settings=Settings(decay_unit="session", episodic_cap=0), clock=lambda: DAY
+    )
     no_cap.save_episodic("kept nowhere", "s")
     assert no_cap.episodic_entries() == []  # a cap of 0 keeps zero entries, it is not "unset"
 

@@ -73,6 +73,8 @@ POSITIVE: list[tuple[str, list[tuple[float, list[str], list[str]]]]] = [
     ),
     # always / never after a subject that makes it a rule
     ("We always squash merge pull requests.", [(1.0, ["always squash"], PROJ + QUAL)]),
+    # a plain project fact is the spec's context inference (issue 12)
+    ("We use tabs.", [(0.5, ["we use tabs"], ALL)]),
     ("We never deploy on Fridays.", [(1.0, ["never deploy on fridays"], PROJ)]),
     ("You should always run mypy before pushing.", [(1.0, ["always run mypy"], QUAL)]),
     ("Tests should always pass before merging.", [(1.0, ["tests should always pass"], QUAL)]),
@@ -282,7 +284,6 @@ NEGATIVE = [
     "I never asked for that.",
     "Please never do this again.",
     "Don't forget the tests.",
-    "We use tabs.",
     "No, that's wrong.",
     "From now on it should be fine.",
     "Not the staging URL, the prod one.",
@@ -309,7 +310,7 @@ def test_fact_is_cleaned() -> None:
 
 def test_code_keeps_its_spelling_and_time_phrase_goes() -> None:
     [signal] = detect_signals("`npm test` must always pass before merge.")
-    assert signal.fact == "npm test must always pass before merge"
+    assert signal.fact == "`npm test` must always pass before merge"  # a command keeps its marks
     [signal] = detect_signals("Great, always use pnpm from now on.")
     assert signal.fact == "Always use pnpm"
 

@@ -182,10 +182,12 @@ class DaemonHandle:
         return self.result("status")
 
     def stderr_text(self) -> str:
+        """Its stderr, and its log file (where the lines go when not under systemd)."""
         try:
-            return self.stderr_path.read_text(errors="replace")
+            text = self.stderr_path.read_text(errors="replace")
         except FileNotFoundError:
-            return ""
+            text = ""
+        return text + self.log_text()
 
     def log_text(self) -> str:
         try:
@@ -222,6 +224,9 @@ def spawn_daemon(
     full_env = dict(os.environ)
     full_env["MAESTRO_HOME"] = str(home)
     full_env.pop("NOTIFY_SOCKET", None)
+    # Not under a service manager unless a test says so (the runner itself may be one's child).
+    for name in ("INVOCATION_ID", "JOURNAL_STREAM", "XPC_SERVICE_NAME", "MAESTRO_STARTED_BY"):
+        full_env.pop(name, None)
     full_env.update(env or {})
     home.mkdir(parents=True, exist_ok=True)
     stderr_path = Path(tempfile.mkstemp(prefix="maestrod-stderr-", dir=str(home.parent))[1])

@@ -49,10 +49,10 @@ def test_second_daemon_refuses_to_start(daemon: DaemonHandle) -> None:
 def test_sigterm_exits_zero_and_cleans_up(daemon: DaemonHandle, project: Path) -> None:
     daemon.register(project)
     assert daemon.paths.socket_path.exists() and daemon.paths.pid_path.exists()
-    started = time.monotonic()
     daemon.signal(signal.SIGTERM)
-    assert daemon.proc.wait(10) == 0
-    assert time.monotonic() - started < 5.0
+    # Exits by itself, cleanly (how fast is bench/'s business, not a test's).
+    assert daemon.proc.wait(60) == 0
+    assert "did not drain" not in daemon.log_text()
     assert not daemon.paths.socket_path.exists()
     assert not daemon.paths.pid_path.exists()
     assert "stopping (received SIGTERM)" in daemon.log_text()
@@ -237,6 +237,14 @@ def test_sd_notify_ready_and_stopping(
     try:
         daemon = daemon_factory(env={"NOTIFY_SOCKET": name})
         assert listener.recv(256) == b"READY=1"
+        # The status line `systemctl status` shows, again on every (un)registration.
+        assert listener.recv(256) == b"STATUS=serving 0 projects"
+        project = tmp_path / "proj"
+        project.mkdir()
+        daemon.register(project)
+        assert listener.recv(256) == b"STATUS=serving 1 project"
+        daemon.result("unregister", project)
+        assert listener.recv(256) == b"STATUS=serving 0 projects"
         daemon.signal(signal.SIGTERM)
         assert listener.recv(256) == b"STOPPING=1"
         assert daemon.proc.wait(10) == 0

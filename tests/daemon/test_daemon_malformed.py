@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import zmq
-from maestrod_testkit import DaemonHandle, send_frames
+from maestrod_testkit import DaemonHandle, send_frames, wait_for
 
 
 def reply_of(frames: list[bytes]) -> dict[str, object]:
@@ -121,5 +121,9 @@ def test_internal_error_is_logged_and_daemon_serves(daemon: DaemonHandle, projec
     assert code_of(reply) == "internal"
     assert "semantic.md" in str(reply["error"])
     assert daemon.result("ping")["pong"] is True
-    status = daemon.status()["projects"][str(project)]
-    assert status["read_error"] and "semantic.md" in status["read_error"]
+    # The writer re-reads the project after replying: read_error is filled asynchronously.
+    read_error = wait_for(
+        lambda: daemon.status()["projects"][str(project)]["read_error"],
+        message="the failed write to show as the project's read_error",
+    )
+    assert "semantic.md" in read_error

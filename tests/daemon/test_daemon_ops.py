@@ -222,10 +222,10 @@ def test_status(daemon: DaemonHandle, proj: Path) -> None:
     assert status["maintenance"]["cron"] == "30 23 * * *"
 
 
-def test_injection_setting_from_config(daemon_factory: DaemonFactory, project: Path) -> None:
-    daemon = daemon_factory(config='[core]\ninjection = "all"\n')
+def test_reinforce_on_setting_from_config(daemon_factory: DaemonFactory, project: Path) -> None:
+    daemon = daemon_factory(config='[core]\nreinforce_on = "relevant"\n')
     daemon.register(project)
-    saved = daemon.result(
+    daemon.result(
         "save_semantic",
         project,
         fact="Staging deploys happen on Fridays",
@@ -233,12 +233,12 @@ def test_injection_setting_from_config(daemon_factory: DaemonFactory, project: P
         confidence=0.9,
     )
     built = daemon.result("build_context", project, task="zzz", session_id="s1")
-    # "all": every injected entry counts as referenced, relevant to the task or not.
-    assert built["relevant"] == [saved["entry"]["id"]]
+    # "relevant": an entry injected only because it ranks high is not referenced.
+    assert built["included"] and built["relevant"] == []
 
 
-def test_injection_default_is_relevant(daemon: DaemonHandle, proj: Path) -> None:
-    daemon.result(
+def test_reinforce_on_default_is_injected(daemon: DaemonHandle, proj: Path) -> None:
+    saved = daemon.result(
         "save_semantic",
         proj,
         fact="Staging deploys happen on Fridays",
@@ -246,7 +246,8 @@ def test_injection_default_is_relevant(daemon: DaemonHandle, proj: Path) -> None
         confidence=0.9,
     )
     built = daemon.result("build_context", proj, task="zzz", session_id="s1")
-    assert built["included"] and built["relevant"] == []
+    # Every injected entry counts as referenced, relevant to the task or not.
+    assert built["relevant"] == [saved["entry"]["id"]]
 
 
 def test_shutdown_op(daemon: DaemonHandle) -> None:

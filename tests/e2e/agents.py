@@ -155,6 +155,9 @@ class Agent:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
         env["HOME"] = str(self.home)
+        # maestroctl on PATH, as installed on a person's machine: the hooks `integrate claude`
+        # writes for a project find it there (they name no path of one machine).
+        env["PATH"] = os.pathsep.join([os.path.dirname(maestroctl()), env.get("PATH", "")])
         env.setdefault("MAESTRO_HOOK_DEADLINE", HOOK_DEADLINE)
         env.pop("XDG_CONFIG_HOME", None)
         env.pop("XDG_DATA_HOME", None)

@@ -7,20 +7,21 @@ import pytest
 
 from maestro_memory.client import hooks
 
+DEFAULTS = (hooks.DEADLINE, hooks.HARD_DEADLINE, hooks.DAEMON_TIMEOUT)
+
 
 def test_the_default_deadlines_without_the_variable() -> None:
-    assert hooks.hook_deadlines({}) == (hooks.DEADLINE, hooks.HARD_DEADLINE)
+    assert hooks.time_limits({}) == DEFAULTS
 
 
 def test_a_positive_number_of_seconds_sets_both_deadlines() -> None:
-    deadline, hard = hooks.hook_deadlines({"MAESTRO_HOOK_DEADLINE": " 8 "})
+    deadline, hard, daemon = hooks.time_limits({"MAESTRO_HOOK_DEADLINE": " 8 "})
     assert deadline == 8.0
-    assert hard == pytest.approx(8.0 + hooks.HARD_DEADLINE - hooks.DEADLINE)
+    scale = 8.0 / hooks.DEADLINE  # all three stretched in proportion
+    assert hard == pytest.approx(hooks.HARD_DEADLINE * scale)
+    assert daemon == pytest.approx(hooks.DAEMON_TIMEOUT * scale)
 
 
 @pytest.mark.parametrize("raw", ["", "0", "-1", "soon", "nan", "inf", "1e9"])
 def test_anything_else_keeps_the_defaults(raw: str) -> None:
-    assert hooks.hook_deadlines({"MAESTRO_HOOK_DEADLINE": raw}) == (
-        hooks.DEADLINE,
-        hooks.HARD_DEADLINE,
-    )
+    assert hooks.time_limits({"MAESTRO_HOOK_DEADLINE": raw}) == DEFAULTS

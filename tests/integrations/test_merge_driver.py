@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from maestro_memory.client.gitmerge import ATTRIBUTE_LINE, git_setup_missing
-from maestro_memory.core import MemoryStore
+from maestro_memory.core import MemoryStore, Settings
 from maestro_memory.core.contradiction import same_rule
 from maestro_memory.core.markdown import parse
 
@@ -19,7 +19,8 @@ from .support import Repo, driver_program_args, run_cli
 
 
 def store(repo: Repo, day: str) -> MemoryStore:
-    return MemoryStore(repo.root, clock=lambda: day)
+    # Decay per session id (the spec literally), so that a test can age memory within a day.
+    return MemoryStore(repo.root, clock=lambda: day, settings=Settings(decay_unit="session"))
 
 
 def merge(repo: Repo, branch: str) -> tuple[int, str]:

@@ -223,8 +223,9 @@ def schedule_soon(daemon: Any, lead_seconds: int = 4) -> str:
     import datetime as dt
     import signal
 
-    for _ in range(3):
-        at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=lead_seconds)).replace(microsecond=0)
+    # The lead grows on each retry: on a loaded machine a reload can take longer than 4 s.
+    for lead in (lead_seconds, lead_seconds * 3, lead_seconds * 10):
+        at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=lead)).replace(microsecond=0)
         cron = f"{at.second} {at.minute} {at.hour} {at.day} {at.month} *"
         daemon.paths.config_path.write_text(f'[maintenance]\ncron = "{cron}"\ntimezone = "UTC"\n')
         daemon.signal(signal.SIGHUP)

@@ -278,7 +278,8 @@ def test_core_survives_any_file(
         assert all(e.to_dict()["id"] for e in entries)
         memory.build_context(task="fix the parser", query="zzz", max_tokens=2000)
         memory.view().summary()
-        assert time.monotonic() - started < 10, "parsing is not linear"
+        # A hang guard, not a speed test: quadratic work on these inputs takes hours.
+        assert time.monotonic() - started < 120, "parsing is not linear"
 
         episodes_before = len(memory.episodic_entries())
         result = store.save_semantic("fuzzqa fuzzqb fuzzqc", "quality_rule", 0.9)
@@ -371,7 +372,8 @@ def test_a_megabyte_line_parses_in_linear_time(make: Any) -> None:
     ):
         doc = parse(kind, section + line + "\n")  # type: ignore[arg-type]
         assert doc.render() == section + line + "\n"
-    assert time.monotonic() - started < 5.0
+    # A hang guard, not a speed test: quadratic work on a megabyte line takes hours.
+    assert time.monotonic() - started < 120
 
 
 # -- the daemon ------------------------------------------------------------------------------

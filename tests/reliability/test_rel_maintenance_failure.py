@@ -125,7 +125,7 @@ def test_unwritable_at_the_scheduled_time_fails_then_recovers(
     with make_unwritable():
         schedule_soon(daemon)
         failed = wait_for(
-            lambda: last_run(daemon, root), timeout=30, message="the scheduled maintenance to run"
+            lambda: last_run(daemon, root), timeout=120, message="the scheduled maintenance to run"
         )
         ctl = ctl_status(daemon)
     assert failed["outcome"] == "failed", failed
@@ -142,7 +142,7 @@ def test_unwritable_at_the_scheduled_time_fails_then_recovers(
     schedule_soon(daemon)
     recovered = wait_for(
         lambda: (r := last_run(daemon, root)) and r["time"] != failed["time"] and r,
-        timeout=30,
+        timeout=120,
         message="the next scheduled maintenance",
     )
     assert recovered["outcome"] == "ok", recovered

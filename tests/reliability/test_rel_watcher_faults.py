@@ -109,9 +109,9 @@ def run_faults(daemon: DaemonHandle, root: Path, mode: str) -> None:
         assert texts_in_cache(daemon, root) == {f"Edited away in {moved.name}"}
         assert mode_of(daemon, root) == mode
 
-    # 3. a checkout storm: 200 replacements within a second
+    # 3. a checkout storm: 200 replacements back to back (well within a second on an idle
+    #    machine; not asserted, since a loaded machine is slower and tests never fail on timings)
     path = md / "semantic.md"
-    started = time.monotonic()
     for i in range(200):
         replace_file(path, semantic_text(*(f"Storm rule r{i}x{k}" for k in range(i % 5 + 1))))
         if i % 40 == 39:
@@ -120,7 +120,6 @@ def run_faults(daemon: DaemonHandle, root: Path, mode: str) -> None:
                 f"### [salience: 1.0] [confidence: 0.70] "
                 f"[2026-01-05] [s]\nStorm episode {i}\n"
             )
-    assert time.monotonic() - started < 1.0, "the storm was not a storm"
     settle(daemon, root, "the storm")
     assert texts_in_cache(daemon, root) == {
         "Storm episode 199",
@@ -206,16 +205,15 @@ def test_watches_come_and_go_while_events_pour_in(daemon: DaemonHandle, tmp_path
     thread = threading.Thread(target=storm)
     thread.start()
     try:
+        # At least 3 rounds and at least 6 s of storm, however slow the machine; a stall
+        # fails on the request timeout (a hang guard, not a speed test).
         deadline = time.monotonic() + 6.0
         rounds = 0
-        while time.monotonic() < deadline:
+        while rounds < 3 or time.monotonic() < deadline:
             for root in churn:
-                started = time.monotonic()
-                daemon.send("register", args={"path": str(root)}, timeout=10)
-                daemon.send("unregister", args={"path": str(root)}, timeout=10)
-                assert time.monotonic() - started < 5.0, "register/unregister stalled"
+                daemon.send("register", args={"path": str(root)}, timeout=60)
+                daemon.send("unregister", args={"path": str(root)}, timeout=60)
             rounds += 1
-        assert rounds >= 3
     finally:
         stop.set()
         thread.join(30)

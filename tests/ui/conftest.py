@@ -21,6 +21,18 @@ from ui_support import CHROMIUM, CHROMIUM_ARGS, REQUIRE_BROWSER_ENV, UiServer, s
 from maestro_memory.client import Client
 
 
+@pytest.fixture(autouse=True)
+def decay_per_session(maestro_home: Path) -> None:
+    """These pages show decay happening: several sessions in one test day must each age the
+    memory, so the tests read the spec literally (decay_unit "session"), in daemon and direct
+    mode alike (both read this config file)."""
+    from maestro_memory.common.paths import resolve
+
+    config = resolve({"MAESTRO_HOME": str(maestro_home)}).config_path
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[core]\ndecay_unit = "session"\n', encoding="utf-8")
+
+
 @pytest.fixture
 def ui_env(maestro_home: Path, tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "user"

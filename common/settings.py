@@ -1,0 +1,71 @@
+"""The core settings (``[core]`` of ``config.toml``), read the same way by the daemon and by
+direct mode, so both paths run the core with the same settings.
+
+::
+
+    [core]
+    decay_unit = "day"          # or "session"
+    reinforce_on = "injected"   # or "relevant"; the earlier name injection = "all" | "relevant"
+
+A missing file means the defaults; a file that does not parse, or a bad value, is a
+``SettingsError`` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..core.memory import Settings
+from ..core.model import MemoryError_
+
+
+class SettingsError(Exception):
+    pass
+
+
+def _string(core: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = core.get(key)
+    if value is not None and not isinstance(value, str):
+        raise SettingsError(f"{where}: [core] {key} must be a string")
+    return value
+
+
+def core_settings(core: Mapping[str, Any], where: str) -> Settings:
+    """``Settings`` from a parsed ``[core]`` table; ``where`` names the file in errors."""
+    decay_unit = _string(core, "decay_unit", where)
+    reinforce_on = _string(core, "reinforce_on", where)
+    old = _string(core, "injection", where)
+    if old is not None:
+        if reinforce_on is not None:
+            raise SettingsError(
+                f"{where}: [core] set reinforce_on or its earlier name injection, not both"
+            )
+        reinforce_on = {"all": "injected", "relevant": "relevant"}.get(old)
+        if reinforce_on is None:
+            raise SettingsError(
+                f"{where}: [core] injection must be 'relevant' or 'all', got {old!r}"
+            )
+    try:
+        return Settings(
+            decay_unit="day" if decay_unit is None else decay_unit,  # type: ignore[arg-type]
+            reinforce_on="injected" if reinforce_on is None else reinforce_on,  # type: ignore[arg-type]
+        )
+    except MemoryError_ as exc:
+        raise SettingsError(f"{where}: [core] {exc}") from exc
+
+
+def load_core_settings(path: Path) -> Settings:
+    """The ``[core]`` settings of ``config.toml`` at ``path`` (defaults when it is missing)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+    core = data.get("core", {})
+    if not isinstance(core, dict):
+        raise SettingsError(f"{path}: [core] must be a table")
+    return core_settings(core, str(path))
