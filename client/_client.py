@@ -87,7 +87,11 @@ class Client:
         require_daemon: bool | None = None,
         direct: bool = False,
         paths: Paths | None = None,
+        lock_deadline: float | None = None,
     ) -> None:
+        """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
+        take the project lock by then fails (``internal``, "held by another writer") instead
+        of waiting for it — for a hook's bounded work. None waits."""
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         if retries < 0:
@@ -104,6 +108,7 @@ class Client:
         #: How the last successful call was served: "daemon", "direct", or None.
         self.last_via: Via | None = None
         self._paths = paths
+        self.lock_deadline = lock_deadline
         self._lock = threading.RLock()
         self._context: zmq.Context[Any] | None = None
         self._socket: zmq.Socket[Any] | None = None
@@ -406,7 +411,7 @@ class Client:
                 raise OpError(CONFLICT, f"project directory {root} does not exist")
             # The daemon's [core] settings, so that both paths age and reinforce alike.
             settings = load_core_settings(self.paths.config_path)
-            backend = ops.DirectBackend(settings=settings)
+            backend = ops.DirectBackend(settings=settings, lock_deadline=self.lock_deadline)
             result = ops.dispatch_memory_op(backend, op, root, args)
         except SettingsError as exc:
             raise RequestError(INTERNAL, f"{op} in direct mode: bad configuration: {exc}") from exc

@@ -280,21 +280,40 @@ def _hook_tool(data: dict[str, Any]) -> str | None:
     return next((tool for part, tool in TRANSCRIPT_TOOLS if part in transcript), None)
 
 
+IMPORT_RESERVE = 0.35  # seconds of the deadline a direct-mode import leaves for the context
+
+
 def _import_tool_memories(memory: _Memory) -> None:
-    """Take in what the agent tools saved in their own memories, when a file changed since
-    the last import (a stat of each file against the ledger: no transaction otherwise).
-    Until the daemon watches those folders, this and ``maestroctl import`` are the ways in."""
+    """Take in what the agent tools saved in their own memories since the last import, when
+    no daemon serves the project: a daemon imports on its watcher's events, so after a call
+    it answered there is nothing to do here. Without it: a stat of each file against the
+    ledger first (no transaction when nothing changed), then one direct transaction that
+    waits for the project lock only until the hook's deadline less ``IMPORT_RESERVE`` (kept
+    for the context); a lock held past that skips the import (logged; the next session start,
+    ``maestroctl import`` or the daemon takes it in). The context never waits for it."""
+    if memory.client.last_via == "daemon":
+        return
     from ..common import toolsources
     from ..core.toolmem import TOOLS
+    from ._client import Client
 
-    config = toolsources.import_config()
+    try:
+        config = toolsources.import_config()
+    except ValueError as exc:
+        log_reason(memory.event, f"tool memories not imported: {exc}")
+        return
     locations = toolsources.locate(memory.project, Path.home(), config)
     if not toolsources.needs_import(memory.project, locations, list(TOOLS)):
         return
+    until = _STARTED[0] + time_limits()[0] - _scaled(IMPORT_RESERVE)
+    if time.monotonic() >= until:
+        log_reason(memory.event, "no time left to import the tool memories; skipped")
+        return
     try:
-        memory.call(lambda c: c.import_tool_memories(), repeatable=True)
-    except MaestroError as exc:  # the context still matters more than the import
-        log_reason(memory.event, f"tool memory import failed: {exc}")
+        with Client(memory.project, direct=True, lock_deadline=until) as client:
+            client.import_tool_memories()
+    except MaestroError as exc:  # the context matters more than the import
+        log_reason(memory.event, f"tool memories not imported: {exc}")
 
 
 def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:

@@ -24,7 +24,7 @@ from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import ForgetReport, MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import TOOLS, ImportReport
-from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
+from .protocol import BAD_REQUEST, CONFLICT, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
 Args = dict[str, Any]
@@ -353,9 +353,11 @@ def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict
     home = opt_str(args, "home")
     if home is not None and not os.path.isabs(home):
         raise OpError(BAD_REQUEST, "'home' must be an absolute path")
-    locations = toolsources.locate(
-        project, Path(home) if home else Path.home(), toolsources.import_config()
-    )
+    try:
+        config = toolsources.import_config()
+    except ValueError as exc:
+        raise OpError(CONFLICT, f"tool memories not imported: bad configuration: {exc}") from exc
+    locations = toolsources.locate(project, Path(home) if home else Path.home(), config)
     found = toolsources.scan(locations, tools)
 
     def apply(m: Memory) -> ImportReport:
@@ -386,11 +388,16 @@ class DirectBackend:
         store_factory: Callable[[Path], MemoryStore] | None = None,
         *,
         settings: Settings | None = None,
+        lock_deadline: float | None = None,
     ) -> None:
+        """``lock_deadline`` (``time.monotonic()``): writes give up with ``fsio.LockBusy``
+        when the project lock is still held then (see ``MemoryStore``); None waits."""
         self._store_factory = (
             store_factory
             if store_factory is not None
-            else (lambda project: MemoryStore(project, settings=settings))
+            else (
+                lambda project: MemoryStore(project, settings=settings, lock_deadline=lock_deadline)
+            )
         )
 
     def read(self, project: Path) -> MemoryView:

@@ -68,16 +68,41 @@ class Location:
         }
 
 
+def check_import_config(table: object) -> dict[str, Any]:
+    """``table`` (the ``[import]`` table) if every key is known and has the right type; else
+    ValueError naming the key (the daemon refuses such a config at start, direct mode and
+    ``doctor`` say so)."""
+    if not isinstance(table, dict):
+        raise ValueError("[import] must be a table")
+    for key, value in table.items():
+        if key in TOOLS:
+            if not isinstance(value, bool):
+                raise ValueError(f"[import] {key} must be true or false, got {value!r}")
+        elif key.endswith("_dir") and key[: -len("_dir")] in TOOLS:
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"[import] {key} must be a non-empty path")
+            if not (value.startswith("~/") or os.path.isabs(value)):
+                raise ValueError(f"[import] {key} must be absolute or start with ~/, got {value!r}")
+        else:
+            known = ", ".join([*TOOLS, *(f"{t}_dir" for t in TOOLS)])
+            raise ValueError(f"[import] unknown key {key!r}; known: {known}")
+    return table
+
+
 def import_config(config_path: Path | None = None) -> dict[str, Any]:
-    """The ``[import]`` table of ``config.toml`` ({} when absent or unreadable: the defaults;
-    the daemon refuses a config that does not parse at its start, so it is seen there)."""
+    """The ``[import]`` table of ``config.toml`` ({} when there is no file: the defaults).
+    ValueError when the file does not parse or the table is wrong."""
     path = config_path if config_path is not None else paths_mod.resolve().config_path
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
-    table = data.get("import", {})
-    return table if isinstance(table, dict) else {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+    try:
+        return check_import_config(data.get("import", {}))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
 
 
 def git_root(project: Path) -> Path:
@@ -152,6 +177,43 @@ def locate(project: Path, home: Path, config: dict[str, Any]) -> dict[str, Locat
             base = Path(codex_home) if codex_home else home / ".codex"
             out[tool] = Location(tool, base / "memories", enabled, "$CODEX_HOME/memories")
     return out
+
+
+GEMINI_REGISTRY = "projects.json"
+
+
+def watch_points(
+    locations: dict[str, Location], home: Path
+) -> list[tuple[Path, frozenset[str] | None]]:
+    """Where to watch to see the enabled tools' memories change: (directory, the entry names
+    that count, None for any ``*.md``). A folder that exists is watched itself; one that does
+    not yet, through its nearest existing ancestor, for the next name down the path (the
+    daemon re-arms after each event, so the watch walks down as the folders appear). Gemini
+    without a slug for the project: ``~/.gemini`` for ``projects.json`` (Gemini adds the
+    project there on its first run in it). Stats only."""
+    out: list[tuple[Path, frozenset[str] | None]] = []
+    for loc in locations.values():
+        if not loc.enabled:
+            continue
+        if loc.folder is None:
+            if loc.tool == "gemini":
+                out.append(_nearest(home / ".gemini" / GEMINI_REGISTRY))
+            continue
+        if loc.folder.is_dir():
+            out.append((loc.folder, None))
+        else:
+            out.append(_nearest(loc.folder))
+    return out
+
+
+def _nearest(path: Path) -> tuple[Path, frozenset[str] | None]:
+    """The nearest existing directory above ``path``, and the name below it on the path."""
+    child = path
+    for parent in path.parents:
+        if parent.is_dir():
+            return parent, frozenset({child.name})
+        child = parent
+    return Path(path.anchor or "/"), frozenset({child.name})
 
 
 def _signature(info: os.stat_result) -> str:

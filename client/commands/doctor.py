@@ -245,17 +245,21 @@ class _Doctor:
                 f"{out.plural(len(listed), 'registered project')}, all with a memory directory",
             )
 
-    def tool_memories(self) -> None:
+    def tool_memories(self, st: dict[str, Any] | None) -> None:
         """Where each agent tool keeps its own memory for this project (``maestroctl import``
-        reads them; ``[import]`` in config.toml moves or turns them off)."""
+        and the daemon's watcher read them; ``[import]`` in config.toml moves or turns them
+        off), and who takes them in: the daemon as they change, or the session-start hook."""
         from pathlib import Path
 
         from ...common import toolsources
 
         project = Path(os.path.realpath(self.ctx.project))
-        locations = toolsources.locate(
-            project, Path.home(), toolsources.import_config(self.ctx.paths.config_path)
-        )
+        try:
+            config = toolsources.import_config(self.ctx.paths.config_path)
+        except ValueError as exc:
+            self.add("tool memories", "fail", f"nothing imported: {exc}")
+            return
+        locations = toolsources.locate(project, Path.home(), config)
         for loc in locations.values():
             state = (
                 "off in config.toml"
@@ -263,6 +267,16 @@ class _Doctor:
                 else ("found" if loc.exists else "not there (yet)")
             )
             self.add(f"{loc.tool} memory", "ok", f"{loc.folder or '-'} ({state}; {loc.how})")
+        projects = _dict(st.get("projects")) if st is not None else {}
+        mode = _dict(projects.get(str(project))).get("tool_watcher")
+        if mode in ("inotify", "polling"):
+            how = f"maestrod imports them as they change ({mode})"
+        else:
+            how = (
+                "imported at each session start and by 'maestroctl import' "
+                "(maestrod does not watch this project)"
+            )
+        self.add("tool memory import", "ok", how)
 
     def current_project(self) -> None:
         memory_dir = str(layout.memory_dir(self.ctx.project))
@@ -321,7 +335,7 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.watcher_limits(st)
     doctor.projects(st)
     doctor.current_project()
-    doctor.tool_memories()
+    doctor.tool_memories(st)
     from .privacy import doctor_privacy
 
     doctor_privacy(doctor)
