@@ -7,14 +7,17 @@ Real files in a private HOME (Claude Code's folder made by hand exactly where Cl
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from maestroctl_runner import Cli
 
+from maestro_memory.common import paths
 from maestro_memory.common.toolsources import git_root
 from maestro_memory.core.toolmem import claude_note, claude_project_key, parse_frontmatter
 
@@ -202,6 +205,45 @@ def test_session_start_hook_imports_and_serves_without_doubling(
     assert "pnpm" in other.stdout  # another tool gets it
 
 
+def run_hook(cli: Cli, project: Path, payload: dict[str, Any], deadline: str) -> str:
+    done = subprocess.run(
+        [*cli_argv(), "hook", "claude", "session-start"],
+        input=json.dumps(payload),
+        cwd=project,
+        env={**cli.env, "MAESTRO_HOOK_DEADLINE": deadline},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    return done.stdout
+
+
+def test_a_held_lock_skips_the_hooks_import_not_its_context(
+    cli: Cli, project: Path, user_home: Path, maestro_home: Path
+) -> None:
+    _git(project)
+    cli("init")
+    rule = ("Run the linter before every commit", "--category", "quality_rule")
+    cli("save-semantic", *rule, "--confidence", "1.0")  # the always band: in every context
+    (claude_folder(user_home, project) / "feedback_pnpm.md").write_text(PNPM)
+    payload = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "SessionStart"}
+    # Someone else's long transaction: the import may not wait for it past the hook's
+    # deadline less the context's reserve, and the context (a lock-free read) still comes.
+    fd = os.open(project / ".maestro" / "memory" / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        out = run_hook(cli, project, {**payload, "session_id": None}, deadline="4")
+    finally:
+        os.close(fd)
+    assert "Run the linter" in out
+    log = (paths.resolve({"MAESTRO_HOME": str(maestro_home)}).log_dir / "hooks.log").read_text()
+    assert "tool memories not imported" in log and "held by another writer" in log
+    assert "src=" not in semantic(project)
+    run_hook(cli, project, payload, deadline="8")  # the lock is free: the next start imports
+    assert "src=claude:feedback_pnpm.md" in semantic(project)
+
+
 def cli_argv() -> list[str]:
     from maestroctl_runner import CLI
 
@@ -263,3 +305,43 @@ def test_git_root_of_a_subfolder(tmp_path: Path) -> None:
     (tmp_path / "a" / "b").mkdir(parents=True)
     assert git_root(tmp_path / "a" / "b") == tmp_path
     assert os.path.isabs(str(git_root(tmp_path)))
+
+
+def test_watch_points_follow_the_path_down(tmp_path: Path) -> None:
+    from maestro_memory.common.toolsources import locate, watch_points
+
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    (home / ".codex" / "memories").mkdir(parents=True)
+    points = dict(watch_points(locate(project, home, {}), home))
+    # Claude Code never ran: home, for ".claude"; Gemini has no slug and no ~/.gemini yet:
+    # home, for ".gemini" (both land on home; the daemon merges them); Codex's folder itself.
+    assert points[home] in (frozenset({".claude"}), frozenset({".gemini"}))
+    assert points[home / ".codex" / "memories"] is None
+    key_dir = home / ".claude" / "projects" / claude_project_key(str(project))
+    key_dir.mkdir(parents=True)
+    (home / ".gemini").mkdir()
+    points = dict(watch_points(locate(project, home, {}), home))
+    assert points[key_dir] == frozenset({"memory"})
+    assert points[home / ".gemini"] == frozenset({"projects.json"})
+    off = dict(watch_points(locate(project, home, {"claude": False, "gemini": False}), home))
+    assert list(off) == [home / ".codex" / "memories"]
+    moved = locate(project, home, {"claude_dir": "~/notes"})["claude"]
+    assert moved.folder == home / "notes" and moved.how == "config.toml"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"claude": "no"}, "claude must be true or false"),
+        ({"gemini_dir": "relative/dir"}, "must be absolute or start with ~/"),
+        ({"cursor": True}, "unknown key 'cursor'"),
+    ],
+)
+def test_a_bad_import_table_is_named(table: dict[str, Any], message: str) -> None:
+    from maestro_memory.common.toolsources import check_import_config
+
+    with pytest.raises(ValueError, match=message):
+        check_import_config(table)
+    assert check_import_config({"claude": False, "codex_dir": "~/x"})  # a good one passes
