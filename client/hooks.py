@@ -364,7 +364,11 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         limit = min(budget, PROMPT_MAX_TOKENS)
         built = memory.call(
             lambda c: c.build_context(
-                task=prompt, max_tokens=limit, session_id=session_id, unseen_only=True
+                task=prompt,
+                max_tokens=limit,
+                session_id=session_id,
+                unseen_only=True,
+                for_tool=_hook_tool(data),
             ),
             repeatable=True,
         )

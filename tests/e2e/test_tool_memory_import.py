@@ -10,6 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from maestrod_testkit import DaemonFactory, wait_for
+
 from maestro_memory.core.toolmem import claude_project_key
 
 from .agents import ClaudeAgent, maestroctl
@@ -124,8 +126,13 @@ PARALLEL = (
 
 
 def test_parallel_sessions_each_saving_a_memory_all_reach_this_memory(
-    claude: ClaudeAgent, maestro_project: Path
+    claude: ClaudeAgent, git_project: Path, daemon_factory: DaemonFactory
 ) -> None:
+    # maestrod runs as the person Claude Code runs as (same HOME): it watches the memory
+    # folder, which does not exist yet, and imports as the sessions write.
+    daemon_factory(env={"HOME": str(claude.home)})
+    run_maestroctl("-C", str(git_project), "init")
+    run_maestroctl("-C", str(git_project), "register")
     for i, fact in enumerate(PARALLEL):
         script_save(claude, f"SAVE-{i}-NOW", f"fact-{i}", fact)
     runs, _ = claude.run_parallel(
@@ -135,14 +142,20 @@ def test_parallel_sessions_each_saving_a_memory_all_reach_this_memory(
     )
     for run in runs:
         run.check()
+    files = sorted(p.name for p in memory_dir(claude).glob("fact-*.md"))
     index = (memory_dir(claude) / "MEMORY.md").read_text()
     kept = sum(1 for line in index.splitlines() if line.startswith("- ["))
-    result = maestro(claude, "import")
-    reached = len(result["imported"])  # type: ignore[arg-type]
+    semantic = git_project / ".maestro" / "memory" / "semantic.md"
+
+    def imported() -> list[str]:
+        return [x for x in semantic.read_text().splitlines() if "src=claude:fact-" in x]
+
+    lines = wait_for(lambda: len(imported()) == len(PARALLEL) and imported(), 30.0)
     print(
-        f"parallel sessions: {len(PARALLEL)}; Claude Code's index kept {kept}; imported {reached}"
+        f"parallel sessions: {len(PARALLEL)}; memory files written {len(files)}; "
+        f"Claude Code's index kept {kept}; reached semantic.md {len(lines)}"
     )
+    assert len(files) == len(PARALLEL)
     assert kept < len(PARALLEL)  # each session's Write replaced the index: lines are lost there
-    assert reached == len(PARALLEL)  # ... and none here
-    semantic = (maestro_project / ".maestro" / "memory" / "semantic.md").read_text()
-    assert all(fact in semantic for fact in PARALLEL)
+    assert all(any(fact in x for x in lines) for fact in PARALLEL)  # ... and none here
+    assert maestro(claude, "import")["unchanged"] == len(PARALLEL)  # nothing left to take in
