@@ -23,62 +23,36 @@ maestroctl) in place instead of adding a second one.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import shlex
 from pathlib import Path
 from typing import Any
 
 from ..common import layout
 from ..common.layout import find_project
+from . import _agent_settings as common
+from ._agent_settings import PROGRAM, IntegrationError
 
-
-class IntegrationError(Exception):
-    """The settings file cannot be edited safely (unreadable, not the expected shape)."""
+__all__ = ["CLAUDE_HOOKS", "PROGRAM", "IntegrationError", "integrate_claude", "settings_path"]
 
 
 # Claude Code event -> (our hook event, timeout in seconds).
-CLAUDE_HOOKS: tuple[tuple[str, str, int], ...] = (
+CLAUDE_HOOKS: tuple[common.HookSpec, ...] = (
     ("SessionStart", "session-start", 10),
     ("UserPromptSubmit", "user-prompt", 10),
     ("SessionEnd", "session-end", 30),
 )
 SCOPES = ("project", "local", "user")
-# Ours: `<…maestroctl> hook claude <event>`, bare (older versions) or in the fail-open wrapper.
-_OURS = re.compile(
-    r"""(?:^|[\s/'"])(?:maestroctl|maestro_memory\.client\.cli\w*)['"]?"""
-    r"""\s+hook\s+claude\s+(session-start|user-prompt|session-end|stop)"""
-    r"""\s*(?:\|\|\s*true\s*)?$"""
-)
-PROGRAM = "maestroctl"
+TOOL = "claude"
 
 
 def hook_command(event: str, program: str | None = None, portable: bool = True) -> str:
-    """The command Claude Code runs for ``event``; always exits 0 (see the module doc).
-
-    ``program`` (already shell-quoted) replaces the absolute path in the non-portable form."""
-    if portable and program is None:
-        return f"command -v {PROGRAM} >/dev/null 2>&1 && {PROGRAM} hook claude {event} || true"
-    if program is None:
-        from .gitmerge import maestroctl_program
-
-        prog = shlex.quote(maestroctl_program())
-        return f"test -x {prog} && {prog} hook claude {event} || true"
-    return f"{program} hook claude {event} || true"
+    """The command Claude Code runs for ``event``; always exits 0 (``_agent_settings``)."""
+    return common.hook_command(TOOL, event, portable, program)
 
 
 def hook_event(hook: object) -> str | None:
     """The event of one of our hooks (``None`` when ``hook`` is not ours)."""
-    if (
-        isinstance(hook, dict)
-        and hook.get("type") == "command"
-        and isinstance(hook.get("command"), str)
-    ):
-        found = _OURS.search(hook["command"])
-        if found:
-            return found.group(1)
-    return None
+    return common.our_event(hook, TOOL)
 
 
 def is_our_hook(hook: object) -> bool:
@@ -95,88 +69,17 @@ def settings_path(scope: str, project: Path | None = None) -> Path:
     return Path(os.path.abspath(root)) / ".claude" / name
 
 
-def _groups(hooks: dict[str, Any], event: str) -> list[Any]:
-    groups = hooks.setdefault(event, [])
-    if not isinstance(groups, list):
-        raise IntegrationError(f"'hooks.{event}' is not a list")
-    return groups
-
-
 def add_hooks(
     settings: dict[str, Any], program: str | None = None, portable: bool = True
 ) -> dict[str, Any]:
     """``settings`` with our hooks in it, once each; everything else untouched."""
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise IntegrationError("'hooks' is not an object")
-    for claude_event, event, timeout in CLAUDE_HOOKS:
-        wanted = {
-            "type": "command",
-            "command": hook_command(event, program, portable),
-            "timeout": timeout,
-        }
-        groups = _groups(hooks, claude_event)
-        found = False
-        for group in groups:
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                continue
-            for i, hook in enumerate(group["hooks"]):
-                if hook_event(hook) == event:
-                    if not found and hook != wanted:
-                        group["hooks"][i] = {**hook, **wanted}  # a moved maestroctl: update
-                    found = True
-        if not found:
-            groups.append({"hooks": [wanted]})
+    common.add_hooks(settings, TOOL, CLAUDE_HOOKS, portable=portable, program=program)
     return settings
 
 
 def remove_hooks(settings: dict[str, Any]) -> bool:
-    """Take our hooks out of ``settings`` (groups and events that held only ours go too);
-    returns whether there were any."""
-    hooks = settings.get("hooks")
-    if not isinstance(hooks, dict):
-        return False
-    removed = False
-    for claude_event in list(hooks):
-        groups = hooks[claude_event]
-        if not isinstance(groups, list):
-            continue
-        kept = []
-        removed_any = False
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                mine = [h for h in group["hooks"] if is_our_hook(h)]
-                if mine:
-                    removed_any = True
-                    rest = [h for h in group["hooks"] if not is_our_hook(h)]
-                    if not rest:
-                        continue
-                    group = {**group, "hooks": rest}
-            kept.append(group)
-        if removed_any:
-            removed = True
-            if kept:
-                hooks[claude_event] = kept
-            else:
-                del hooks[claude_event]
-    if removed and not hooks:
-        del settings["hooks"]
-    return removed
-
-
-def _indent_of(text: str) -> str | int:
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            lead = line[: len(line) - len(stripped)]
-            return "\t" if lead.startswith("\t") else len(lead)
-    return 2
-
-
-def _dump(settings: dict[str, Any], like: str | None) -> str:
-    indent = _indent_of(like) if like else 2
-    text = json.dumps(settings, indent=indent, ensure_ascii=False)
-    return text + "\n" if like is None or like.endswith("\n") else text
+    """Take our hooks out of ``settings``; returns whether there were any."""
+    return common.remove_hooks(settings, TOOL)
 
 
 def integrate_claude(
@@ -188,30 +91,15 @@ def integrate_claude(
 ) -> str:
     """Add (or remove) our hooks in Claude Code's settings; returns a report for people."""
     path = settings_path(scope, project)
-    try:
-        original: str | None = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        original = None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IntegrationError(f"cannot read {path}: {exc}") from exc
-    if original is not None and original.strip():
-        try:
-            settings = json.loads(original)
-        except ValueError as exc:
-            raise IntegrationError(
-                f"{path} is not valid JSON ({exc}); fix it first, nothing was changed"
-            ) from exc
-        if not isinstance(settings, dict):
-            raise IntegrationError(f"{path} does not hold a JSON object; nothing was changed")
-    else:
-        settings = {}
+    original = common.read_text(path)
+    settings = common.load_json(path, original)
     if remove:
         if not remove_hooks(settings):
             return f"{path}: holds no Maestro Memory hooks, nothing to remove"
     else:
         add_hooks(settings, program, portable=scope == "project")
     delete = remove and not settings
-    text = "" if delete else _dump(settings, original)
+    text = "" if delete else common.dump_json(settings, original)
     if original is not None and text == original:
         return f"{path}: already up to date, nothing to change"
     if dry_run:
@@ -221,7 +109,7 @@ def integrate_claude(
     if delete:
         path.unlink()
         return f"deleted {path} (it held only Maestro Memory's hooks)"
-    _write_atomic(path, text)
+    common.write_text(path, text)
     if remove:
         return f"removed Maestro Memory's hooks from {path}"
     report = f"added Maestro Memory's hooks to {path}"
@@ -253,13 +141,3 @@ def _git_tracks(path: Path) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 1  # 0: ignored; 128: not a work tree
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    from ..core import fsio
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fsio.write_atomic(path, text.encode("utf-8"))
-    except OSError as exc:
-        raise IntegrationError(f"cannot write {path}: {exc}") from exc

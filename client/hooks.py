@@ -1,15 +1,30 @@
-"""Claude Code hooks (``maestroctl hook claude <event>``) and ``maestroctl integrate claude``.
+"""Agent hooks: ``maestroctl hook <tool> <event>`` for Claude Code, Codex CLI and Gemini CLI.
 
-A hook reads Claude Code's JSON from stdin and answers on stdout:
+The three tools send the same JSON shape on stdin (``session_id``, ``cwd``, ``prompt`` …) and
+read the same ``hookSpecificOutput`` back; only their event names differ. The events here are
+ours, the same for every tool; each tool's settings module maps its own events onto them
+(``claude_settings``, ``codex_settings``, ``gemini_settings``): Claude Code and Codex
+``SessionStart``/``UserPromptSubmit``/``SessionEnd``, Gemini ``SessionStart``/``BeforeAgent``/
+``SessionEnd``. ``<tool>`` names who acted: it is in every ``hooks.log`` line, the output's
+``hookEventName`` is the tool's own, the handlers see it as ``_Memory.tool``, and the session
+id of a Codex or Gemini session is prefixed with it (``codex:<id>``, ``gemini:<id>``), so the
+session ledger, the journal and every episodic entry of that session (its ``[session]``, shown
+by ``entries``) say which tool it was. Claude Code's ids stay bare, as they always were.
+
+A hook reads the tool's JSON from stdin and answers on stdout:
 
 * ``session-start`` (SessionStart, every ``source``, ``compact`` included): ``initialize`` for
-  the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
-  context block as ``additionalContext`` (the core's block is already fenced and labelled as
-  reference data).
+  the hook's session; when no daemon answered (a daemon imports on its watcher's events), the
+  agent tools' own memories changed since the last import are imported, the project lock
+  waited for only within the time budget; then ``build_context`` for it; prints
+  ``hookSpecificOutput`` with the context block as ``additionalContext`` (the core's block is
+  already fenced and labelled as reference data).
 * ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
   the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
   task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
-  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced.
+  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced. Both
+  builds pass ``for_tool``: the facts imported from this tool's own memory are left out (it
+  loads them itself; issue 20).
 * ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
   ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
   none when the session had no prompt — then the project's maintenance.
@@ -49,19 +64,20 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
+TOOLS: tuple[str, ...] = ("claude", "codex", "gemini")
 HOOK_EVENT_NAMES: dict[str, str] = {
     "session-start": "SessionStart",
     "user-prompt": "UserPromptSubmit",
     "session-end": "SessionEnd",
     "stop": "Stop",
 }
-# The tool a hook runs for, told by where it keeps its transcript (Gemini and Codex run the
-# same ``hook claude`` command): its context leaves out what was imported from its own memory.
-TRANSCRIPT_TOOLS: tuple[tuple[str, str], ...] = (
-    ("/.claude/", "claude"),
-    ("/.gemini/", "gemini"),
-    ("/.codex/", "codex"),
-)
+# Each tool's own name for our events (what its hookSpecificOutput.hookEventName must say).
+TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
+    "claude": HOOK_EVENT_NAMES,
+    "codex": HOOK_EVENT_NAMES,
+    "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
+}
+_tool = "claude"  # the tool this hook process runs for (one hook per process)
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
@@ -151,7 +167,7 @@ def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
 
             reason = redact(reason)
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
-        line = " ".join(f"{stamp} pid={os.getpid()} claude {event}: {reason}".split())
+        line = " ".join(f"{stamp} pid={os.getpid()} {_tool} {event}: {reason}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, (line + "\n").encode("utf-8", "replace"))
@@ -218,11 +234,12 @@ class _Watchdog:
 class _Memory:
     """The client for one hook: the daemon with a short timeout, then direct mode."""
 
-    def __init__(self, project: Path, event: str) -> None:
+    def __init__(self, project: Path, event: str, tool: str = "claude") -> None:
         from ._client import Client
 
         self.project = project
         self.event = event
+        self.tool = tool  # who acted: "claude" | "codex" | "gemini"
         self.client = Client(project, timeout=time_limits()[2], retries=0)
 
     def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
@@ -267,17 +284,12 @@ def _hook_output(event: str, context: str) -> str:
     return json.dumps(
         {
             "hookSpecificOutput": {
-                "hookEventName": HOOK_EVENT_NAMES[event],
+                "hookEventName": TOOL_EVENT_NAMES[_tool][event],
                 "additionalContext": context,
             }
         },
         ensure_ascii=False,
     )
-
-
-def _hook_tool(data: dict[str, Any]) -> str | None:
-    transcript = _text(data, "transcript_path") or ""
-    return next((tool for part, tool in TRANSCRIPT_TOOLS if part in transcript), None)
 
 
 IMPORT_RESERVE = 0.35  # seconds of the deadline a direct-mode import leaves for the context
@@ -294,7 +306,7 @@ def _import_tool_memories(memory: _Memory) -> None:
     if memory.client.last_via == "daemon":
         return
     from ..common import toolsources
-    from ..core.toolmem import TOOLS
+    from ..core.toolmem import TOOLS as MEMORY_TOOLS
     from ._client import Client
 
     try:
@@ -303,7 +315,7 @@ def _import_tool_memories(memory: _Memory) -> None:
         log_reason(memory.event, f"tool memories not imported: {exc}")
         return
     locations = toolsources.locate(memory.project, Path.home(), config)
-    if not toolsources.needs_import(memory.project, locations, list(TOOLS)):
+    if not toolsources.needs_import(memory.project, locations, list(MEMORY_TOOLS)):
         return
     until = _STARTED[0] + time_limits()[0] - _scaled(IMPORT_RESERVE)
     if time.monotonic() >= until:
@@ -325,9 +337,7 @@ def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         memory.call(lambda c: c.initialize(session_id), repeatable=True)
     _import_tool_memories(memory)
     result = memory.call(
-        lambda c: c.build_context(
-            max_tokens=budget, session_id=session_id, for_tool=_hook_tool(data)
-        ),
+        lambda c: c.build_context(max_tokens=budget, session_id=session_id, for_tool=memory.tool),
         repeatable=True,
     )
     context = result.get("context")
@@ -342,6 +352,8 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
     prompt = _text(data, "prompt")
     if prompt is None:
         return ""
+    # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
+    # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
     result = memory.call(lambda c: c.detect_signals(prompt), repeatable=False)
     facts = [
@@ -368,14 +380,14 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
                 max_tokens=limit,
                 session_id=session_id,
                 unseen_only=True,
-                for_tool=_hook_tool(data),
+                for_tool=memory.tool,  # it loads its own memory itself
             ),
             repeatable=True,
         )
         context = built.get("context")
         if isinstance(context, str) and context and estimate_tokens(context) <= limit:
             out["hookSpecificOutput"] = {
-                "hookEventName": HOOK_EVENT_NAMES["user-prompt"],
+                "hookEventName": TOOL_EVENT_NAMES[_tool]["user-prompt"],
                 "additionalContext": context,
             }
     return json.dumps(out, ensure_ascii=False) if out else ""
@@ -426,13 +438,16 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
     data = _read_input(stdin)
     if event == "stop":
         return ""  # after every reply: not a session end, nothing to do
+    sid = data.get("session_id")
+    if _tool != "claude" and isinstance(sid, str) and sid.strip():
+        data["session_id"] = f"{_tool}:{sid}"
     cwd = _text(data, "cwd") or os.getcwd()
     started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
     project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
         where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
         raise _Skip(f"no .maestro/ at or above {where}")
-    memory = _Memory(project, event)
+    memory = _Memory(project, event, _tool)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())
 
@@ -440,7 +455,16 @@ def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
 def run_claude_hook(
     event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
 ) -> int:
-    """Run one hook; always returns 0 (fail-open). Output only on success."""
+    """``run_hook("claude", …)``."""
+    return run_hook("claude", event, stdin, stdout)
+
+
+def run_hook(
+    tool: str, event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
+) -> int:
+    """Run one hook for ``tool``; always returns 0 (fail-open). Output only on success."""
+    global _tool
+    _tool = tool if tool in TOOLS else "claude"
     started = time.monotonic()
     _STARTED[0] = started
     output = ""

@@ -21,6 +21,7 @@ from ..common import layout
 from . import context as ctx
 from . import rules, toolmem
 from .contradiction import classify, same_rule
+from .injected import strip_injected
 from .markdown import (
     ARCHIVED_HEADING,
     ENTRIES_HEADING,
@@ -716,6 +717,8 @@ class Memory:
                 f"assistant_response must be a string, got {type(assistant_response).__name__}"
             )
         out = []
+        # Never learn from our own output: the injected memory and its wrappers go first.
+        user_message = strip_injected(user_message)
         user_message = strip_private(user_message)
         assistant_response = strip_private(assistant_response)
         for found in detect_signals(user_message, assistant_response):
@@ -1089,6 +1092,10 @@ class MemoryView:
             raise MemoryError_(f"unseen_only must be true or false, got {unseen_only!r}")
         if unseen_only and session_id is None:
             raise MemoryError_("unseen_only needs a session_id")
+        if isinstance(task, str):
+            # A prompt as the task may carry the memory's own block (Gemini's BeforeAgent):
+            # relevance to it would reference every injected entry. The person's words only.
+            task = strip_injected(task) or None
         exclude: frozenset[str] = frozenset()
         if unseen_only:
             exclude = self.shown.get(session_tag(str(session_id)), frozenset())

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from .model import IMPORT_CONFIDENCE, MemoryError_, _ToDict
+from .injected import strip_injected
 from .secrets import screen, strip_private
 
 if TYPE_CHECKING:
@@ -156,8 +157,10 @@ def _usable(text: str) -> str:
 
 def claude_note(file_name: str, text: str, sig: str) -> Note:
     """One Claude Code memory file: the fact is the body's first paragraph (the lines after it
-    are its **Why:** / **How to apply:**), else the description."""
+    are its **Why:** / **How to apply:**), else the description. A copy of our own injected
+    block in it is not the model's fact (``core/injected.py``): taken out first."""
     fields, body = parse_frontmatter(text)
+    body = strip_injected(body)
     kind = (fields.get("metadata.type") or fields.get("type") or "").strip().lower()
     paragraph: list[str] = []
     for line in body.strip().splitlines():
@@ -185,9 +188,9 @@ _BULLET = re.compile(r"^\s*[-*+]\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*)$")
 def bullet_notes(tool: str, file_name: str, text: str, sig: str) -> list[Note]:
     """Gemini's ``MEMORY.md`` and Codex's notes: one fact per top-level bullet. Each bullet's
     source carries a hash of its text: an edited bullet is a new fact, and the old one is
-    flagged as gone."""
+    flagged as gone. Our own injected block, copied in, is taken out first."""
     notes = []
-    for line in text.splitlines():
+    for line in strip_injected(text).splitlines():
         m = _BULLET.match(line)
         if m is None or line[:1] in " \t":
             continue

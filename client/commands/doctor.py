@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ...common import layout
@@ -305,6 +306,89 @@ class _Doctor:
                 "git merge driver", "warn", warning, f"maestroctl git-setup -C {self.ctx.project}"
             )
 
+    # -- agent tools: will their hooks run, is the MCP server registered? ---------------------
+    def codex_tool(self) -> None:
+        from ..codex_settings import status
+
+        st = status(Path(self.ctx.project))
+        if not st["found"] and not st.get("hooks"):
+            return  # no Codex here
+        if "error" in st:
+            self.add("codex hooks", "fail", st["error"], "fix the file by hand")
+            return
+        fix = f"maestroctl integrate codex --trust -C {self.ctx.project}"
+        hooks = st["hooks"]
+        if not hooks:
+            self.add("codex hooks", "warn", "not integrated: Codex sessions get no memory", fix)
+        else:
+            untrusted = [k for h in hooks.values() for k in h.get("untrusted", [])]
+            errors = [h["error"] for h in hooks.values() if "error" in h]
+            if errors:
+                self.add("codex hooks", "fail", "; ".join(errors), "fix the file by hand")
+            elif untrusted:
+                self.add(
+                    "codex hooks",
+                    "warn",
+                    f"{len(untrusted)} untrusted (Codex skips them without a word): "
+                    + ", ".join(untrusted),
+                    fix,
+                )
+            elif "project" in hooks and not st["project_trusted"]:
+                self.add(
+                    "codex hooks",
+                    "warn",
+                    f"{hooks['project']['path']} is not read: the project is not trusted in Codex",
+                    fix,
+                )
+            else:
+                where = ", ".join(h["path"] for h in hooks.values())
+                self.add("codex hooks", "ok", f"present and trusted: {where}")
+        self._mcp("codex mcp", bool(st["mcp"]), st["config"], fix)
+
+    def gemini_tool(self) -> None:
+        from ..gemini_settings import settings_path, status
+
+        st = status(Path(self.ctx.project))
+        if not st["found"] and not st.get("hooks"):
+            return  # no Gemini CLI here
+        if "error" in st:
+            self.add("gemini hooks", "fail", st["error"], "fix the file by hand")
+            return
+        fix = f"maestroctl integrate gemini --trust -C {self.ctx.project}"
+        hooks = st["hooks"]
+        errors = [h["error"] for h in hooks.values() if "error" in h]
+        if errors:
+            self.add("gemini hooks", "fail", "; ".join(errors), "fix the file by hand")
+        elif not hooks:
+            self.add("gemini hooks", "warn", "not integrated: Gemini sessions get no memory", fix)
+        elif not st["folder_trusted"]:
+            self.add(
+                "gemini hooks",
+                "warn",
+                f"{self.ctx.project} is not a trusted folder: Gemini will not run there",
+                fix,
+            )
+        else:
+            where = ", ".join(h["path"] for h in hooks.values())
+            self.add("gemini hooks", "ok", f"present, folder trusted: {where}")
+        self._mcp("gemini mcp", bool(st["mcp"]), str(settings_path("user", Path("."))), fix)
+
+    def _mcp(self, name: str, registered: bool, where: str, fix: str) -> None:
+        if not registered:
+            self.add(name, "warn", f"the memory's MCP server is not registered in {where}", fix)
+            return
+        import importlib.util
+
+        if importlib.util.find_spec("mcp") is None:
+            self.add(
+                name,
+                "fail",
+                "registered, but this maestroctl cannot serve MCP (the SDK is missing)",
+                "pip install 'maestro-memory[mcp]'",
+            )
+            return
+        self.add(name, "ok", f"registered in {where}")
+
 
 def _agents(doctor: _Doctor) -> None:
     from pathlib import Path
@@ -335,6 +419,8 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.watcher_limits(st)
     doctor.projects(st)
     doctor.current_project()
+    doctor.codex_tool()
+    doctor.gemini_tool()
     doctor.tool_memories(st)
     from .privacy import doctor_privacy
 

@@ -1,6 +1,8 @@
-"""``hook claude <event>``: one Claude Code hook (the runtime is ``client/hooks.py``).
+"""``hook <tool> <event>``: one agent hook (the runtime is ``client/hooks.py``).
 
-Fail-open: it always exits 0 and prints only the hook's JSON for Claude Code (or nothing).
+``<tool>`` is ``claude``, ``codex`` or ``gemini``; ``<event>`` is ours, the same for every
+tool (the tool's settings map its own events onto it). Fail-open: it always exits 0 and prints
+only the hook's JSON for the tool (or nothing).
 """
 
 from __future__ import annotations
@@ -11,20 +13,20 @@ from .base import Context, Outcome, command
 
 
 def _hook_args(p: argparse.ArgumentParser) -> None:
-    from ..hooks import EVENTS
+    from ..hooks import EVENTS, TOOLS
 
-    p.add_argument("agent", choices=["claude"])
+    p.add_argument("agent", choices=TOOLS)
     p.add_argument("event", choices=EVENTS)
 
 
 @command(
     "hook",
-    "run a Claude Code hook (reads the hook's JSON on stdin)",
+    "run an agent tool's hook (claude, codex, gemini; reads the hook's JSON on stdin)",
     _hook_args,
-    description="Run one Claude Code hook event. Fail-open: whatever goes wrong, it exits "
-    "0 and prints nothing; the reason goes to the log directory.",
+    description="Run one hook event for Claude Code, Codex CLI or Gemini CLI. Fail-open: "
+    "whatever goes wrong, it exits 0 and prints nothing; the reason goes to the log directory.",
 )
 def cmd_hook(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ..hooks import run_claude_hook
+    from ..hooks import run_hook
 
-    return Outcome.already_printed(run_claude_hook(ns.event))
+    return Outcome.already_printed(run_hook(ns.agent, ns.event))

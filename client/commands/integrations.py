@@ -21,14 +21,14 @@ def _project_of(ctx: Context) -> Path | None:
 
 
 def _integrate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("agent", choices=["claude"])
+    p.add_argument("agent", choices=["claude", "codex", "gemini"])
     p.add_argument(
         "--scope",
         choices=["project", "local", "user"],
         default="project",
-        help="project: .claude/settings.json, committed, no path of this machine in it "
-        "(default); local: .claude/settings.local.json, this clone only; user: "
-        "~/.claude/settings.json, every project",
+        help="project: the project's settings file, committed, no path of this machine in it "
+        "(default); local (Claude Code only): .claude/settings.local.json, this clone only; "
+        "user: the tool's settings in your home, every project",
     )
     p.add_argument(
         "--dry-run",
@@ -36,19 +36,34 @@ def _integrate_args(p: argparse.ArgumentParser) -> None:
         help="print the settings that would be written; write nothing",
     )
     p.add_argument("--remove", action="store_true", help="take out only Maestro's own hooks")
+    p.add_argument(
+        "--no-mcp",
+        action="store_true",
+        help="codex, gemini: hooks only, no MCP server (each session then starts no server)",
+    )
+    p.add_argument(
+        "--trust",
+        action="store_true",
+        help="codex, gemini: also write the trust entries the tool needs before it runs the "
+        "hooks (your decision; without it the report says what is missing)",
+    )
 
 
 @command(
     "integrate",
-    "add Maestro Memory's hooks to Claude Code's settings",
+    "add Maestro Memory's hooks to Claude Code's, Codex's or Gemini CLI's settings",
     _integrate_args,
     description="Add the session-start, user-prompt and session-end hooks to "
     ".claude/settings.json (--scope local: .claude/settings.local.json; --scope user: "
     "~/.claude/settings.json). The project-scope hooks find maestroctl on PATH and do "
     "nothing, silently, where it is not installed. Other tools' hooks and settings are "
-    "kept; running it again adds nothing (and updates an older Maestro hook in place).",
+    "kept; running it again adds nothing (and updates an older Maestro hook in place). "
+    "'integrate codex' and 'integrate gemini' also register the MCP server; with --trust "
+    "they write the trust entries the tool needs (else they print what is missing).",
 )
 def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    if ns.agent in ("codex", "gemini"):
+        return _integrate_other(ctx, ns)
     from ..claude_settings import IntegrationError, integrate_claude
 
     try:
@@ -161,3 +176,25 @@ def cmd_git_setup(ctx: Context, ns: argparse.Namespace) -> Outcome:
     except (GitError, OSError) as exc:
         raise MaestroError(f"git-setup: {exc}") from exc
     return Outcome({"done": done}, "".join(line + "\n" for line in done).rstrip("\n"))
+
+
+def _integrate_other(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    """``integrate codex`` / ``integrate gemini`` (``codex_settings``, ``gemini_settings``)."""
+    from ..claude_settings import IntegrationError
+
+    if ns.agent == "codex":
+        from ..codex_settings import integrate_codex as integrate
+    else:
+        from ..gemini_settings import integrate_gemini as integrate
+    try:
+        report = integrate(
+            Path(ctx.project),
+            scope=ns.scope,
+            dry_run=ns.dry_run,
+            remove=ns.remove,
+            trust=ns.trust,
+            mcp=not ns.no_mcp,
+        )
+    except IntegrationError as exc:
+        raise MaestroError(f"integrate {ns.agent}: {exc}") from exc
+    return Outcome(report.to_dict(), report.text(), project=ctx.project)

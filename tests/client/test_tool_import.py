@@ -192,10 +192,9 @@ def test_session_start_hook_imports_and_serves_without_doubling(
     assert "pnpm" not in done.stdout  # ... and not served back to Claude Code
     # A session start has no task: confirmed (0.80, the always band) it reaches every other tool.
     cli("reinforce", cli.result("entries")["entries"][0]["id"], "--confirm")
-    gemini_input = {**hook_input, "transcript_path": str(user_home / ".gemini" / "t.json")}
     other = subprocess.run(
-        [*cli_argv(), "hook", "claude", "session-start"],
-        input=json.dumps(gemini_input),
+        [*cli_argv(), "hook", "gemini", "session-start"],
+        input=json.dumps(hook_input),
         cwd=project,
         env={**cli.env, **env},
         capture_output=True,

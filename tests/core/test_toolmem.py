@@ -44,6 +44,14 @@ def test_private_spans_never_reach_the_entry() -> None:
     assert only.blocked.startswith("no text to import")
 
 
+def test_our_own_injected_block_copied_into_a_memory_is_not_imported() -> None:
+    block = "[Project Memory]\n- Use pnpm\n[End Project Memory]\n"
+    note = claude_note("x.md", fact_file(block + "Deploys go through the release branch."), "1")
+    assert note.text == "Deploys go through the release branch."
+    gemini = bullet_notes("gemini", "MEMORY.md", block + "- Tests run in CI only\n", "1")
+    assert [n.text for n in gemini] == ["Tests run in CI only"]
+
+
 def test_one_entry_per_source_with_its_origin_and_weight() -> None:
     m = memory()
     note = claude_note("feedback_tabs.md", fact_file("Indent with tabs.", "feedback"), "1:1")

@@ -248,6 +248,22 @@ class Agent:
             )
         return runs, list(self.api.model_requests(mark))
 
+    def maestroctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """``maestroctl ARGS`` in the project, with this agent's HOME (and CODEX_HOME …): what
+        a person runs in their shell, e.g. ``integrate codex --trust``."""
+        done = subprocess.run(
+            [maestroctl(), *args],
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        if check:
+            assert done.returncode == 0, f"maestroctl {args}: {done.stdout}{done.stderr}"
+        return done
+
     def tool(self, *args: str, timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:
         """Any other subcommand of the CLI (``mcp list``, ``plugin validate`` …)."""
         return subprocess.run(

@@ -75,10 +75,16 @@ def one_agent(cli: str, config: str, root: Path) -> Agent:
     agent.extra_env["MAESTRO_HOOK_DEADLINE"] = ""  # the default deadline, as a user has it
     if isinstance(agent, CodexAgent | GeminiAgent):
         agent.write_config()
+    if isinstance(agent, CodexAgent | GeminiAgent):
+        # Wired as a person wires it: integrate --trust (hooks only: --no-mcp).
+        if config != "none":
+            mcp = () if config == "hooks+mcp" else ("--no-mcp",)
+            agent.maestroctl("integrate", cli, "--trust", *mcp)
+        return agent
     if config != "none":
         agent.wire_hooks({e: hook_command(ours) for e, ours in HOOKS[cli].items()})
     if config == "hooks+mcp":
-        assert isinstance(agent, ClaudeAgent | CodexAgent | GeminiAgent)
+        assert isinstance(agent, ClaudeAgent)
         agent.wire_mcp()
     return agent
 
@@ -94,7 +100,9 @@ def main(argv: list[str]) -> int:
             for config in CONFIGS:
                 times = []
                 for _ in range(n):
-                    with tempfile.TemporaryDirectory(prefix=f"walltime-{cli}-") as tmp:
+                    with tempfile.TemporaryDirectory(
+                        prefix=f"walltime-{cli}-", ignore_cleanup_errors=True
+                    ) as tmp:
                         agent = one_agent(cli, config, Path(tmp))
                         try:
                             run = agent.run("Add a dependency on left-pad.")
