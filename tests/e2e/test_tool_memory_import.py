@@ -14,7 +14,7 @@ from maestrod_testkit import DaemonFactory, wait_for
 
 from maestro_memory.core.toolmem import claude_project_key
 
-from .agents import ClaudeAgent, maestroctl
+from .agents import ClaudeAgent, GeminiAgent, maestroctl
 from .conftest import run_maestroctl
 from .fake_base import ToolCall
 
@@ -103,6 +103,20 @@ def test_a_memory_claude_code_saves_is_imported_once_and_not_served_back_twice(
     assert [f["src"] for f in flagged] == ["claude:migrations-dry-run.md"]  # type: ignore[index]
     entries = maestro(claude, "entries")["entries"]
     assert [e["state"] for e in entries if e["text"] == FACT] == ["flagged"]  # type: ignore[index]
+
+
+def test_a_fact_claude_codes_model_saved_reaches_the_next_gemini_session(
+    claude: ClaudeAgent, gemini: GeminiAgent, maestro_project: Path
+) -> None:
+    script_save(claude, "SAVE-MIGRATIONS", "migrations-dry-run", FACT)
+    claude.run("SAVE-MIGRATIONS remember this", "--permission-mode", "acceptEdits")
+    assert maestro(claude, "import", "claude")["imported"]
+    gemini.maestroctl("integrate", "gemini", "--trust")
+    # 0.70, the medium band: the prompt hook (BeforeAgent) brings it for a task it fits.
+    run = gemini.run("Run the database migrations for the release.")
+    assert any(FACT in b for b in run.memory()), (
+        f"not in Gemini's request; hooks.log:\n{run.hook_log()}\n{run.stderr[-2000:]}"
+    )
 
 
 def test_a_memory_holding_a_credential_is_reported_not_copied(
