@@ -344,3 +344,23 @@ def test_a_bad_import_table_is_named(table: dict[str, Any], message: str) -> Non
     with pytest.raises(ValueError, match=message):
         check_import_config(table)
     assert check_import_config({"claude": False, "codex_dir": "~/x"})  # a good one passes
+
+
+def test_doctor_shows_each_folder_and_who_imports(
+    cli: Cli, project: Path, user_home: Path, maestro_home: Path
+) -> None:
+    _git(project)
+    cli("init")
+    folder = claude_folder(user_home, project)
+    run = cli("doctor", "--json", check=None)
+    checks = {c["name"]: c for c in json.loads(run.stdout)["result"]["checks"]}
+    assert checks["claude memory"]["detail"].startswith(f"{folder} (found;")
+    assert "project not in projects.json" in checks["gemini memory"]["detail"]
+    assert "session start" in checks["tool memory import"]["detail"]  # no daemon here
+    config = maestro_home / "config" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[import]\nclaude = "no"\n')
+    run = cli("doctor", "--json", check=None)
+    checks = {c["name"]: c for c in json.loads(run.stdout)["result"]["checks"]}
+    assert checks["tool memories"]["status"] == "fail"
+    assert "claude must be true or false" in checks["tool memories"]["detail"]
