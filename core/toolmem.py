@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from .model import IMPORT_CONFIDENCE, MemoryError_, _ToDict
 from .injected import strip_injected
+from .model import IMPORT_CONFIDENCE, MemoryError_, _ToDict
 from .secrets import screen, strip_private
 
 if TYPE_CHECKING:

@@ -267,7 +267,8 @@ class _Doctor:
                 if not loc.enabled
                 else ("found" if loc.exists else "not there (yet)")
             )
-            self.add(f"{loc.tool} memory", "ok", f"{loc.folder or '-'} ({state}; {loc.how})")
+            # named "tool memory (…)": the checks named after a tool are its integration's
+            self.add(f"tool memory ({loc.tool})", "ok", f"{loc.folder or '-'} ({state}; {loc.how})")
         projects = _dict(st.get("projects")) if st is not None else {}
         mode = _dict(projects.get(str(project))).get("tool_watcher")
         if mode in ("inotify", "polling"):

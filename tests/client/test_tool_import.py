@@ -354,8 +354,8 @@ def test_doctor_shows_each_folder_and_who_imports(
     folder = claude_folder(user_home, project)
     run = cli("doctor", "--json", check=None)
     checks = {c["name"]: c for c in json.loads(run.stdout)["result"]["checks"]}
-    assert checks["claude memory"]["detail"].startswith(f"{folder} (found;")
-    assert "project not in projects.json" in checks["gemini memory"]["detail"]
+    assert checks["tool memory (claude)"]["detail"].startswith(f"{folder} (found;")
+    assert "project not in projects.json" in checks["tool memory (gemini)"]["detail"]
     assert "session start" in checks["tool memory import"]["detail"]  # no daemon here
     config = maestro_home / "config" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
