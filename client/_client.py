@@ -95,7 +95,11 @@ class Client:
         require_daemon: bool | None = None,
         direct: bool = False,
         paths: Paths | None = None,
+        lock_deadline: float | None = None,
     ) -> None:
+        """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
+        take the project lock by then fails (``internal``, "held by another writer") instead
+        of waiting for it — for a hook's bounded work. None waits."""
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         if retries < 0:
@@ -112,6 +116,7 @@ class Client:
         #: How the last successful call was served: "daemon", "direct", or None.
         self.last_via: Via | None = None
         self._paths = paths
+        self.lock_deadline = lock_deadline
         self._lock = threading.RLock()
         self._context: zmq.Context[Any] | None = None
         self._socket: zmq.Socket[Any] | None = None
@@ -191,14 +196,18 @@ class Client:
         session_id: str | None = None,
         *,
         unseen_only: bool | None = None,
+        for_tool: str | None = None,
         project: str | os.PathLike[str] | None = None,
     ) -> ContextReply:
+        """``for_tool``: the agent tool the context is for (``claude`` …): facts imported from
+        that tool's own memory are left out (it loads them itself)."""
         args = _drop_none(
             task=task,
             query=query,
             max_tokens=max_tokens,
             session_id=session_id,
             unseen_only=unseen_only,
+            for_tool=for_tool,
         )
         return cast("ContextReply", self.call("build_context", args, project=project))
 
@@ -269,6 +278,22 @@ class Client:
         if decisions is not None:
             args["decisions"] = dict(decisions)
         return self.call("maintenance", args, project=project)
+
+    def import_tool_memories(
+        self,
+        tools: list[str] | None = None,
+        dry_run: bool = False,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """Import what the agent tools' own memories hold for the project (read only there);
+        the tools' folders are found under this process's home directory."""
+        from pathlib import Path
+
+        args: dict[str, Any] = {"dry_run": dry_run, "home": str(Path.home())}
+        if tools is not None:
+            args["tools"] = list(tools)
+        return self.call("import_tool_memories", args, project=project)
 
     def forget(
         self,
@@ -392,7 +417,7 @@ class Client:
                 raise OpError(CONFLICT, f"project directory {root} does not exist")
             # The daemon's [core] settings, so that both paths age and reinforce alike.
             settings = load_core_settings(self.paths.config_path)
-            backend = ops.DirectBackend(settings=settings)
+            backend = ops.DirectBackend(settings=settings, lock_deadline=self.lock_deadline)
             result = ops.dispatch_memory_op(backend, op, root, args)
         except SettingsError as exc:
             raise RequestError(INTERNAL, f"{op} in direct mode: bad configuration: {exc}") from exc

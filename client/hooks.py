@@ -14,13 +14,17 @@ by ``entries``) say which tool it was. Claude Code's ids stay bare, as they alwa
 A hook reads the tool's JSON from stdin and answers on stdout:
 
 * ``session-start`` (SessionStart, every ``source``, ``compact`` included): ``initialize`` for
-  the hook's session, then ``build_context`` for it; prints ``hookSpecificOutput`` with the
-  context block as ``additionalContext`` (the core's block is already fenced and labelled as
-  reference data).
+  the hook's session; when no daemon answered (a daemon imports on its watcher's events), the
+  agent tools' own memories changed since the last import are imported, the project lock
+  waited for only within the time budget; then ``build_context`` for it; prints
+  ``hookSpecificOutput`` with the context block as ``additionalContext`` (the core's block is
+  already fenced and labelled as reference data).
 * ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
   the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
   task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
-  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced.
+  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced. Both
+  builds pass ``for_tool``: the facts imported from this tool's own memory are left out (it
+  loads them itself; issue 20).
 * ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
   ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
   none when the session had no prompt — then the project's maintenance.
@@ -301,6 +305,42 @@ def _hook_output(event: str, context: str) -> str:
     )
 
 
+IMPORT_RESERVE = 0.35  # seconds of the deadline a direct-mode import leaves for the context
+
+
+def _import_tool_memories(memory: _Memory) -> None:
+    """Take in what the agent tools saved in their own memories since the last import, when
+    no daemon serves the project: a daemon imports on its watcher's events, so after a call
+    it answered there is nothing to do here. Without it: a stat of each file against the
+    ledger first (no transaction when nothing changed), then one direct transaction that
+    waits for the project lock only until the hook's deadline less ``IMPORT_RESERVE`` (kept
+    for the context); a lock held past that skips the import (logged; the next session start,
+    ``maestroctl import`` or the daemon takes it in). The context never waits for it."""
+    if memory.client.last_via == "daemon":
+        return
+    from ..common import toolsources
+    from ..core.toolmem import TOOLS as MEMORY_TOOLS
+    from ._client import Client
+
+    try:
+        config = toolsources.import_config()
+    except ValueError as exc:
+        log_reason(memory.event, f"tool memories not imported: {exc}")
+        return
+    locations = toolsources.locate(memory.project, Path.home(), config)
+    if not toolsources.needs_import(memory.project, locations, list(MEMORY_TOOLS)):
+        return
+    until = _STARTED[0] + time_limits()[0] - _scaled(IMPORT_RESERVE)
+    if time.monotonic() >= until:
+        log_reason(memory.event, "no time left to import the tool memories; skipped")
+        return
+    try:
+        with Client(memory.project, direct=True, lock_deadline=until) as client:
+            client.import_tool_memories()
+    except MaestroError as exc:  # the context matters more than the import
+        log_reason(memory.event, f"tool memories not imported: {exc}")
+
+
 def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
     session_id = _text(data, "session_id")
     if session_id is None:
@@ -308,8 +348,10 @@ def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         log_reason(memory.event, "no session_id in the hook input; decay not applied")
     else:
         memory.call(lambda c: c.initialize(session_id), repeatable=True)
+    _import_tool_memories(memory)
     result = memory.call(
-        lambda c: c.build_context(max_tokens=budget, session_id=session_id), repeatable=True
+        lambda c: c.build_context(max_tokens=budget, session_id=session_id, for_tool=memory.tool),
+        repeatable=True,
     )
     context = _reply_context(result, budget)
     return _hook_output("session-start", context) if context else ""
@@ -343,7 +385,11 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
         limit = min(budget, PROMPT_MAX_TOKENS)
         built = memory.call(
             lambda c: c.build_context(
-                task=prompt, max_tokens=limit, session_id=session_id, unseen_only=True
+                task=prompt,
+                max_tokens=limit,
+                session_id=session_id,
+                unseen_only=True,
+                for_tool=memory.tool,  # it loads its own memory itself
             ),
             repeatable=True,
         )

@@ -13,6 +13,7 @@ Both therefore give the same results for the same request, by construction. Daem
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from typing import Any, Protocol, TypeVar
 from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import ForgetReport, MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
-from .protocol import BAD_REQUEST, NOT_FOUND, REJECTED, OpError
+from ..core.toolmem import TOOLS, ImportReport
+from .protocol import BAD_REQUEST, CONFLICT, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
 Args = dict[str, Any]
@@ -149,16 +151,17 @@ def op_initialize(backend: Backend, project: Path, args: Args) -> dict[str, Any]
     ).to_dict()
 
 
-@memory_op("build_context", "task", "query", "max_tokens", "session_id", "unseen_only")
+@memory_op("build_context", "task", "query", "max_tokens", "session_id", "unseen_only", "for_tool")
 def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     task = opt_str(args, "task")
     query = opt_str(args, "query")
     max_tokens = opt_int(args, "max_tokens", 500)
     session_id = opt_str(args, "session_id")
     unseen_only = opt_bool(args, "unseen_only")
+    for_tool = opt_str(args, "for_tool")
     memory = backend.read(project)
     result = core_errors(
-        lambda: memory.build_context(task, query, max_tokens, session_id, unseen_only)
+        lambda: memory.build_context(task, query, max_tokens, session_id, unseen_only, for_tool)
     )
     ids = session_references(result, session_id)
     if session_id is not None and ids:
@@ -334,6 +337,42 @@ def op_search(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     }
 
 
+@memory_op("import_tool_memories", "tools", "dry_run", "home")
+def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    """Read each tool's own memory folder for ``project`` (read only) and import it:
+    ``core/toolmem.py`` has the rule, ``common/toolsources.py`` the folders. ``home`` is the
+    caller's home directory (where the tools keep their folders), default this process's."""
+    from . import toolsources
+
+    tools = args.get("tools")
+    if tools is None:
+        tools = list(TOOLS)
+    if not isinstance(tools, list) or not all(isinstance(t, str) and t in TOOLS for t in tools):
+        raise OpError(BAD_REQUEST, f"'tools' must be a list of: {', '.join(TOOLS)}")
+    dry_run = opt_bool(args, "dry_run")
+    home = opt_str(args, "home")
+    if home is not None and not os.path.isabs(home):
+        raise OpError(BAD_REQUEST, "'home' must be an absolute path")
+    try:
+        config = toolsources.import_config()
+    except ValueError as exc:
+        raise OpError(CONFLICT, f"tool memories not imported: bad configuration: {exc}") from exc
+    locations = toolsources.locate(project, Path(home) if home else Path.home(), config)
+    found = toolsources.scan(locations, tools)
+
+    def apply(m: Memory) -> ImportReport:
+        target = copy.deepcopy(m) if dry_run else m  # a dry run changes a copy: nothing written
+        report = target.import_notes(found.notes, found.tools)
+        report.dry_run = dry_run
+        return report
+
+    report = core_errors(lambda: backend.write(project, "import_tool_memories", apply))
+    result = report.to_dict()
+    result["locations"] = [locations[t].to_dict() for t in tools]
+    result["index"] = found.index
+    return result
+
+
 def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> dict[str, Any]:
     spec = MEMORY_OPS[op]
     check_args(spec.args, args)
@@ -349,11 +388,16 @@ class DirectBackend:
         store_factory: Callable[[Path], MemoryStore] | None = None,
         *,
         settings: Settings | None = None,
+        lock_deadline: float | None = None,
     ) -> None:
+        """``lock_deadline`` (``time.monotonic()``): writes give up with ``fsio.LockBusy``
+        when the project lock is still held then (see ``MemoryStore``); None waits."""
         self._store_factory = (
             store_factory
             if store_factory is not None
-            else (lambda project: MemoryStore(project, settings=settings))
+            else (
+                lambda project: MemoryStore(project, settings=settings, lock_deadline=lock_deadline)
+            )
         )
 
     def read(self, project: Path) -> MemoryView:

@@ -82,6 +82,7 @@ OPS: dict[str, OpFacts] = _facts(
     ("reinforce",      True,  False, "write",   True),
     ("maintenance",    True,  False, "write",   True),
     ("forget",         True,  False, "write",   True),  # a repeat is not_found: no retry
+    ("import_tool_memories", True, True, "write", True),  # idempotent: see core/toolmem.py
 )
 # fmt: on
 

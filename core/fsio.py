@@ -42,6 +42,7 @@ import json
 import logging
 import os
 import secrets
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,8 +112,19 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".") and TEMP_MARK in name
 
 
+class LockBusy(MemoryWriteError):
+    """The project lock stayed held past the caller's deadline; nothing was read or written."""
+
+
+LOCK_POLL_SECONDS = 0.01
+
+
 @contextlib.contextmanager
-def project_lock(memory_dir: Path) -> Iterator[None]:
+def project_lock(memory_dir: Path, deadline: float | None = None) -> Iterator[None]:
+    """Hold the project's lock for the block. ``deadline`` (a ``time.monotonic()`` value):
+    give up with ``LockBusy`` when the lock is still held by someone else then (flock has no
+    timeout, so the attempt repeats every ``LOCK_POLL_SECONDS``); None waits as long as it
+    takes."""
     memory_dir.mkdir(parents=True, exist_ok=True)
     path = memory_dir / LOCK_FILE
     try:
@@ -124,10 +136,25 @@ def project_lock(memory_dir: Path) -> Iterator[None]:
             ) from exc
         raise MemoryWriteError(exc.errno, f"cannot open lock file {path}: {exc.strerror}") from exc
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if deadline is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            _flock_until(fd, path, deadline)
         yield
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _flock_until(fd: int, path: Path, deadline: float) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockBusy(errno.EWOULDBLOCK, f"{path} is held by another writer") from None
+            time.sleep(min(LOCK_POLL_SECONDS, left))
 
 
 def read_files(memory_dir: Path, names: tuple[str, ...]) -> dict[str, str | None]:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..common import layout
 from . import context as ctx
-from . import rules
+from . import rules, toolmem
 from .contradiction import classify, same_rule
 from .injected import strip_injected
 from .markdown import (
@@ -40,6 +40,7 @@ from .model import (
     DEFAULT_EPISODIC_CONFIDENCE,
     DEFAULT_SEMANTIC_CONFIDENCE,
     EPISODIC_CAP,
+    FLAG_THRESHOLD,
     REINFORCED_BY_REVIEW,
     ContextResult,
     Entry,
@@ -126,6 +127,8 @@ class State:
     decayed_on: str | None = None  # the last day whose decay was applied
     # session tag -> ids of the entries a context for that session has shown (most recent last)
     shown: dict[str, list[str]] = field(default_factory=dict)
+    # tool memory source -> {"id", "sig", "hash"[, "blocked", "gone"]} (core/toolmem.py)
+    imports: dict[str, dict[str, str]] = field(default_factory=dict)
     changed: bool = False
 
     @classmethod
@@ -140,6 +143,9 @@ class State:
             decayed_on = data.get("decayed_on")
             if decayed_on is not None and not isinstance(decayed_on, str):
                 raise ValueError("decayed_on is not a date")
+            imports = data.get("imports", {})
+            if not isinstance(imports, dict):
+                raise ValueError("imports is not an object")
             shown = data.get("shown", {})
             if not isinstance(shown, dict) or not all(
                 isinstance(v, list) and all(isinstance(i, str) for i in v) for v in shown.values()
@@ -149,6 +155,11 @@ class State:
                 sessions={str(k): str(v) for k, v in sessions.items()},
                 decayed_on=decayed_on,
                 shown={str(k): list(v) for k, v in shown.items()},
+                imports={
+                    str(k): {str(a): str(b) for a, b in v.items()}
+                    for k, v in imports.items()
+                    if isinstance(v, dict)
+                },
             )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
@@ -167,6 +178,8 @@ class State:
             data["decayed_on"] = self.decayed_on
         if self.shown:
             data["shown"] = dict(list(self.shown.items())[-SHOWN_SESSIONS:])
+        if self.imports:
+            data["imports"] = self.imports
         return json.dumps(data, indent=1) + "\n"
 
     def last_decay_day(self) -> str | None:
@@ -288,13 +301,17 @@ class Memory:
             unreinforced = int(block.meta.get("u", "0"))
         except ValueError:
             unreinforced = 0
+        state = rules.state_of(block.confidence, block.salience)
+        if state == "active" and block.meta.get("gone"):
+            state = "flagged"  # its tool deleted the file it was imported from
+        src = block.meta.get("src")
         return Entry(
             id=block.id,
             sector=sector,
             text=block.text,
             confidence=block.confidence,
             date=block.date,
-            state=rules.state_of(block.confidence, block.salience),
+            state=state,
             original_confidence=block.original,
             category=block.category if sector == "semantic" else None,
             salience=block.salience,
@@ -302,6 +319,7 @@ class Memory:
             unreinforced_sessions=unreinforced,
             source=_source(block.meta.get("by")) if sector == "semantic" else None,
             last_referenced=block.meta.get("ref") or None,
+            origin=toolmem.decode_src(src) if src and sector == "semantic" else None,
         )
 
     def semantic_entries(self) -> list[Entry]:
@@ -747,6 +765,45 @@ class Memory:
             )
         return out
 
+    # -- tool memories (core/toolmem.py has the rule) --------------------------------------------
+    def import_notes(self, notes: list[toolmem.Note], tools: list[str]) -> toolmem.ImportReport:
+        """Import what the agent tools' own memories hold (see ``core/toolmem.py``)."""
+        return toolmem.import_notes(self, notes, tools)
+
+    def _import_target(self, src: str, entry_id: str | None, text: str | None) -> EntryBlock | None:
+        """The semantic entry imported from ``src``: the ledger's id while it still names an
+        entry of that source, else (a fresh clone, a lost ledger) a line naming ``src`` whose
+        text is ``text``."""
+        encoded = toolmem.encode_src(src)
+        entries = self.docs["semantic"].entries()
+        if entry_id:
+            for b in entries:
+                if b.id == entry_id and b.meta.get("src") in (None, encoded):
+                    return b
+        if text is not None:
+            for b in entries:
+                if b.meta.get("src") == encoded and b.text == text:
+                    return b
+        return None
+
+    def _update_imported(self, b: EntryBlock, note: toolmem.Note) -> None:
+        """The tool edited the file an entry came from: the entry follows, in place."""
+        old = b.text
+        b.text = note.text
+        b.date = self.today
+        b.meta["src"] = toolmem.encode_src(note.src)
+        b.meta.pop("gone", None)
+        b.dirty = True
+        if note.category != b.category:
+            doc = self.docs["semantic"]
+            b.removed = True
+            moved = EntryBlock(
+                [], b.id, b.text, b.confidence, b.date, dict(b.meta), category=note.category
+            )
+            insert_entry(doc, CATEGORY_HEADINGS[note.category], moved, top=False)
+        self._touch("semantic")
+        self._log("semantic", "Updated", old, f're-imported from {note.src} as "{note.text}"')
+
     # -- forget --------------------------------------------------------------------------------
     def _blocks_with_id(self, entry_id: str) -> list[tuple[FileKind, EntryBlock]]:
         return [
@@ -868,6 +925,9 @@ class Memory:
     def _flag_reason(self, kind: FileKind, b: EntryBlock) -> str:
         if b.confidence == 0.0:
             return "explicitly contradicted (confidence 0.00)"
+        if b.meta.get("gone") and b.confidence >= FLAG_THRESHOLD:
+            src = toolmem.decode_src(b.meta.get("src", "")) or "its source file"
+            return f"imported from {src}, which the tool deleted on {b.meta['gone']}"
         if kind == "episodic":
             return (
                 f"episodic entry, salience {b.salience or 0.0:.3f}, confidence {b.confidence:.3f}"
@@ -923,6 +983,7 @@ class Memory:
                     b.salience = REINFORCED_BY_REVIEW
                 b.meta["r"] = "1"
                 b.meta["u"] = "0"
+                b.meta.pop("gone", None)  # kept by review: no longer waiting on its file
                 b.dirty = True
                 self._reached(kind, b)
                 line = self._log(
@@ -956,8 +1017,9 @@ class Memory:
         max_tokens: object = 500,
         session_id: object = None,
         unseen_only: bool = False,
+        for_tool: object = None,
     ) -> ContextResult:
-        return self.view().build_context(task, query, max_tokens, session_id, unseen_only)
+        return self.view().build_context(task, query, max_tokens, session_id, unseen_only, for_tool)
 
     def summary(self) -> dict[str, Any]:
         return self.view().summary()
@@ -989,6 +1051,10 @@ class MemoryView:
 
     def problems(self) -> dict[str, list[str]]:
         return self.problem_map
+
+    def origin_ids(self, tool: str) -> frozenset[str]:
+        """The ids of the facts imported from ``tool``'s own memory."""
+        return frozenset(e.id for e in self.semantic if toolmem.source_tool(e.origin) == tool)
 
     def index(self) -> ctx.ContextIndex:
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
@@ -1027,9 +1093,16 @@ class MemoryView:
         max_tokens: object = 500,
         session_id: object = None,
         unseen_only: bool = False,
+        for_tool: object = None,
     ) -> ContextResult:
         """``unseen_only`` (a prompt's block; needs ``session_id``): only entries relevant to
-        the task or query that no earlier build for this session has shown."""
+        the task or query that no earlier build for this session has shown. ``for_tool`` (an
+        agent tool, ``core/toolmem.TOOLS``): leave out the facts imported from that tool's own
+        memory, which it loads itself (issue 20: served back without doubling)."""
+        if for_tool is not None and for_tool not in toolmem.TOOLS:
+            raise MemoryError_(
+                f"for_tool must be one of {', '.join(toolmem.TOOLS)}, got {for_tool!r}"
+            )
         for name, value in (("task", task), ("query", query)):
             if value is not None and not isinstance(value, str):
                 raise MemoryError_(f"{name} must be a string, got {type(value).__name__}")
@@ -1048,6 +1121,8 @@ class MemoryView:
         exclude: frozenset[str] = frozenset()
         if unseen_only:
             exclude = self.shown.get(session_tag(str(session_id)), frozenset())
+        if for_tool is not None:
+            exclude = exclude | self.origin_ids(str(for_tool))
         # A view never changes, so the same question always has the same answer.
         key = (task, query, max_tokens, unseen_only, exclude)
         cached = self._results.get(key)

@@ -41,6 +41,10 @@ MAX_SALIENCE = 2.0
 EPISODIC_CAP = 20
 ARCHIVE_ORIGINAL = 0.5  # removal of an entry that was ever above this archives it instead
 REINFORCED_BY_REVIEW = 0.5
+# A fact an agent tool's model chose to keep in its own memory (core/toolmem.py): the spec's
+# "successful execution without feedback" (0.7), below what a person states outright (1.0)
+# and above a bare save (0.5). One session without reference decays it like any other fact.
+IMPORT_CONFIDENCE = 0.7
 
 
 class MemoryError_(MaestroError, ValueError):
@@ -139,6 +143,8 @@ class Entry(_ToDict):
     # prompt), "hand" (typed into semantic.md), None (saved by an agent or a tool: reference).
     source: Literal["user", "hand"] | None = None
     last_referenced: str | None = None  # the day a session last counted it as referenced
+    # "<tool>:<file>[#<item>]" for a fact imported from an agent tool's own memory (core/toolmem)
+    origin: str | None = None
 
 
 @dataclass

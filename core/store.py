@@ -98,12 +98,17 @@ class MemoryStore:
         *,
         settings: Settings | None = None,
         clock: Callable[[], str] = today,
+        lock_deadline: float | None = None,
     ) -> None:
+        """``lock_deadline`` (``time.monotonic()``): a transaction that cannot take the
+        project lock by then fails with ``fsio.LockBusy`` instead of waiting (a hook's
+        bounded work); None waits."""
         self.root = Path(project_root)
         self.memory_dir = layout.memory_dir(self.root)
         self.settings = settings if settings is not None else Settings()
         self.clock = clock
         self._txn: _Transaction | None = None
+        self.lock_deadline = lock_deadline
 
     # -- plumbing --------------------------------------------------------------------------
     def read(self) -> Memory:
@@ -167,7 +172,7 @@ class MemoryStore:
 
     @contextlib.contextmanager
     def _open(self, load: Callable[[Signature], Memory] | None) -> Iterator[_Transaction]:
-        with fsio.project_lock(self.memory_dir):
+        with fsio.project_lock(self.memory_dir, self.lock_deadline):
             fsio.recover(self.memory_dir)
             basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
             memory = self._read_files() if load is None else load(basis)  # recovered: never read()

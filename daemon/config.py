@@ -14,6 +14,10 @@
     [watcher]
     force_polling = false       # poll instead of inotify (network filesystems)
 
+    [import]                    # the agent tools' own memories (common/toolsources.py)
+    claude = true               # false: never import Claude Code's (also gemini, codex)
+    claude_dir = "~/elsewhere"  # a folder other than the computed one (also gemini_dir …)
+
 A missing file means the defaults; a file that does not parse is an error (at start: refuse;
 on SIGHUP: keep the running configuration and log why). The ``[core]`` settings also apply to
 direct mode: the client reads the same file (``common.settings``), so both paths run the same
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.settings import SettingsError, core_settings
+from ..common.toolsources import check_import_config
 from ..core.memory import Settings
 from ..core.model import MemoryError_
 
@@ -131,6 +136,10 @@ def load_config(path: Path) -> Config:
     maintenance = _table(data, "maintenance")
     core = _table(data, "core")
     watcher = _table(data, "watcher")
+    try:
+        check_import_config(_table(data, "import"))
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
     cron = _string(maintenance, "maintenance", "cron", DEFAULT_CRON) or DEFAULT_CRON
     timezone = _string(maintenance, "maintenance", "timezone", None)
     try:

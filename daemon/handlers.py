@@ -337,6 +337,7 @@ def _project_status(svc: Services, project: Path) -> dict[str, Any]:
             "next": svc.scheduler.next_run(),
         },
         "watcher": svc.watcher.mode(project),
+        "tool_watcher": svc.watcher.tool_mode(project),  # its agent tools' memory folders
     }
 
 

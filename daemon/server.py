@@ -30,6 +30,7 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]
 import zmq
 
+from ..common import toolsources
 from ..common.ops import check_args
 from ..common.paths import Paths
 from ..common.protocol import (
@@ -43,6 +44,7 @@ from ..common.protocol import (
     ok_reply,
     request_id,
 )
+from ..core.toolmem import TOOLS
 from . import handlers
 from .cache import ReadCache
 from .config import Config, ConfigError, load_config
@@ -112,7 +114,12 @@ class Server:
         self.writer = Writer(
             self.cache, self.journal, config.settings(), self.context, REPLY_ENDPOINT
         )
-        self.watcher = Watcher(self._queue_check, force_polling=config.force_polling)
+        self.watcher = Watcher(
+            self._queue_check,
+            force_polling=config.force_polling,
+            on_tools=self._queue_import,
+            tool_points=self._tool_points,
+        )
         self.scheduler = MaintenanceScheduler(
             config, paths.jobs_path, self._submit_maintenance, self.registry.projects
         )
@@ -370,6 +377,27 @@ class Server:
     def _queue_check(self, project: Path) -> None:
         self.writer.submit(CheckJob(project))
 
+    def _queue_import(self, project: Path) -> None:
+        """The watcher saw a project's agent tool folders change (or it started watching
+        them): import, when a file differs from what the ledger holds (stats only here, in
+        the watcher's clock thread; the import itself is one job for the writer)."""
+        try:
+            config = toolsources.import_config(self.paths.config_path)
+            locations = toolsources.locate(project, Path.home(), config)
+            if not toolsources.needs_import(project, locations, list(TOOLS)):
+                return
+        except (OSError, ValueError) as exc:
+            log.warning("agent tool memories of %s not imported: %s", project, exc)
+            return
+        future = self.writer.submit_future(MemoryJob(project, "import_tool_memories", {}))
+        future.add_done_callback(lambda f: _log_import(project, f))
+
+    def _tool_points(self, project: Path) -> list[tuple[Path, frozenset[str] | None]]:
+        """The directories the watcher watches for ``project``'s agent tool memories."""
+        home = Path.home()
+        config = toolsources.import_config(self.paths.config_path)
+        return toolsources.watch_points(toolsources.locate(project, home, config), home)
+
     def _submit_maintenance(self, project: Path) -> Any:
         return self.writer.submit_future(MemoryJob(project, "maintenance", {}))
 
@@ -432,6 +460,26 @@ class Server:
         self._wake_w.close()
         log.info("stopped (%s)", self._stop_reason or "loop ended")
         return True
+
+
+def _log_import(project: Path, future: Any) -> None:
+    """One log line per import the watcher started that changed something, or failed."""
+    try:
+        outcome = future.result()
+    except Exception as exc:  # Closed: stopping
+        log.debug("import for %s not run: %s", project, exc)
+        return
+    if not outcome.ok:
+        log.warning("agent tool memories of %s not imported: %s", project, outcome.message)
+        return
+    r = outcome.result or {}
+    counts = {k: len(r.get(k) or []) for k in ("imported", "updated", "blocked", "flagged")}
+    if any(counts.values()):
+        log.info(
+            "agent tool memories of %s: %s",
+            project,
+            ", ".join(f"{n} {k}" for k, n in counts.items() if n),
+        )
 
 
 def _error_code(reply: bytes) -> str:

@@ -17,6 +17,15 @@ re-armed to match the directories that exist now (a few ``stat`` calls): that pi
 memory dir deleted and created again, and the check that follows sees whatever was written
 before the new watch existed.
 
+The agent tools' own memory folders (issue 20: ``~/.claude/projects/<key>/memory`` …, from
+``common.toolsources.watch_points``) ride on the same instance, as a fourth role, "tools": the
+folder itself while it exists (any ``*.md`` written, moved or deleted), else its nearest
+existing ancestor, for the name of the next folder down, so a folder created later is
+noticed (the re-arm before each check moves the watch down the path as it appears). Their
+events are debounced apart and end in ``on_tools`` (an import queued to the writer), not in
+a check. Running out of watches there only makes the project's tool folders polled (every
+``POLL_INTERVAL_SECONDS``, a stat of each file): its memory files keep their inotify watches.
+
 While idle nothing runs: no periodic rescan of inotify-watched projects. Work is periodic only
 where inotify cannot be trusted: a project whose watches could not be added (the kernel's
 ``max_user_watches`` or ``max_user_instances`` reached) is checked by polling every
@@ -83,11 +92,19 @@ def is_limit_error(exc: OSError) -> bool:
     return exc.errno in (errno.ENOSPC, errno.EMFILE)
 
 
-def relevant(role: str, mask: int, name: str) -> bool:
+TOOLS_ROLE = "tools"
+
+
+def relevant(role: str, mask: int, name: str, names: frozenset[str] | None = None) -> bool:
     """Does an event with this mask and entry name, on a watch of this role ("root",
-    ".maestro" or "memory"), say that a memory file or the chain to them changed?"""
+    ".maestro", "memory" or "tools"), say that a memory file or the chain to them changed?
+    For "tools", ``names`` are the entries that count (None: any ``*.md`` file)."""
     if mask & SELF_GONE or mask & _C.IN_Q_OVERFLOW:
         return True
+    if role == TOOLS_ROLE:
+        if names is None:
+            return name.endswith(".md") and not name.startswith(".")
+        return name in names
     if role == "root":
         return name == MAESTRO_DIR
     if role == MAESTRO_DIR:
@@ -106,22 +123,31 @@ def chain(project: Path) -> list[tuple[str, Path]]:
 class _DirWatch:
     """One watched directory of one project: the callback ``InotifyFD`` calls."""
 
-    def __init__(self, watcher: Watcher, project: Path, role: str, key: tuple[int, int]) -> None:
+    def __init__(
+        self,
+        watcher: Watcher,
+        project: Path,
+        role: str,
+        key: tuple[int, int],
+        names: frozenset[str] | None = None,
+    ) -> None:
         self.watcher = watcher
         self.project = project
         self.role = role
+        self.names = names  # "tools": the entry names that count (None: any *.md)
+        self.kind = "tools" if role == TOOLS_ROLE else "memory"
         self.key = key  # (st_dev, st_ino) of the directory when the watch was added
         self.wd = WatchDescriptor(-1)
         self.id = CallbackId(next(_ids))
         self.alive = True  # False once the kernel dropped the watch (IN_IGNORED)
 
     def on_event(self, event: InotifyEvent) -> None:
-        if relevant(self.role, event.mask, os.fsdecode(event.name)):
-            self.watcher.on_event(self.project)
+        if relevant(self.role, event.mask, os.fsdecode(event.name), self.names):
+            self.watcher.on_event(self.project, self.kind)
 
     def on_watch_deleted(self, wd: WatchDescriptor) -> None:
         self.alive = False  # a plain attribute write: no lock needed
-        self.watcher.on_event(self.project)
+        self.watcher.on_event(self.project, self.kind)
 
     def on_queue_overflow(self) -> None:
         self.watcher.on_overflow()
@@ -135,17 +161,45 @@ class _ProjectWatch:
     project: Path
     mode: str = "inotify"  # or "polling"
     watches: dict[str, _DirWatch] = field(default_factory=dict)  # role -> watch
+    tool_watches: dict[Path, _DirWatch] = field(default_factory=dict)  # directory -> watch
+    tools_polled: bool = False  # out of watches for the tool folders: polled instead
+
+
+ToolPoints = Callable[[Path], list[tuple[Path, frozenset[str] | None]]]
+Key = tuple[Path, str]  # (project, "memory" | "tools")
+
+
+def _dir_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 class Watcher:
-    def __init__(self, on_change: Callable[[Path], None], *, force_polling: bool = False) -> None:
+    def __init__(
+        self,
+        on_change: Callable[[Path], None],
+        *,
+        force_polling: bool = False,
+        on_tools: Callable[[Path], None] | None = None,
+        tool_points: ToolPoints | None = None,
+    ) -> None:
+        """``on_change(project)``: its memory files may have changed (a check).
+        ``on_tools(project)``: its agent tools' memory folders may have changed;
+        ``tool_points(project)``: the (directory, entry names or None for any ``*.md``) to
+        watch for that, recomputed at every re-arm."""
         self._on_change = on_change
+        self._on_tools = on_tools
+        self._tool_points = tool_points
         self._force_polling = force_polling
         self._lock = threading.RLock()  # _projects and the watches (see the module doc)
         self._cond = threading.Condition(threading.Lock())  # leaf: see the module doc
         self._projects: dict[Path, _ProjectWatch] = {}
-        self._due: dict[Path, tuple[float, float]] = {}  # project -> (fire at, first event)
+        self._due: dict[Key, tuple[float, float]] = {}  # (project, kind) -> (fire at, first)
         self._polled: set[Path] = set()
+        self._tools_polled: set[Path] = set()  # only their tool folders are polled
         self._next_poll = 0.0
         self._overflow = False
         self._stopping = False
@@ -189,16 +243,22 @@ class Watcher:
                 elif self._inotify is None:
                     self._limit_reached(pw, self._inotify_error)
             self._arm(pw)
+        if self._on_tools is not None:
+            self.on_event(project, "tools")  # catch up with what changed while not watched
 
     def unwatch(self, project: Path) -> None:
         with self._lock:
             pw = self._projects.pop(project, None)
             with self._cond:
-                self._due.pop(project, None)
+                for kind in ("memory", "tools"):
+                    self._due.pop((project, kind), None)
                 self._polled.discard(project)
+                self._tools_polled.discard(project)
             if pw is not None:
                 for role in list(pw.watches):
                     self._drop(pw, role)
+                for folder in list(pw.tool_watches):
+                    self._drop_tool(pw, folder)
 
     def mode(self, project: Path) -> str:
         pw = self._projects.get(project)
@@ -207,11 +267,20 @@ class Watcher:
     def watch_count(self) -> int:
         """How many directories are watched through inotify (for status and tests)."""
         with self._lock:
-            return sum(len(pw.watches) for pw in self._projects.values())
+            return sum(len(pw.watches) + len(pw.tool_watches) for pw in self._projects.values())
+
+    def tool_mode(self, project: Path) -> str:
+        """How the project's agent tool folders are watched: inotify, polling or none."""
+        pw = self._projects.get(project)
+        if pw is None or self._tool_points is None:
+            return "none"
+        return "polling" if pw.mode == "polling" or pw.tools_polled else "inotify"
 
     def _to_polling(self, pw: _ProjectWatch) -> None:
         for role in list(pw.watches):
             self._drop(pw, role)
+        for folder in list(pw.tool_watches):
+            self._drop_tool(pw, folder)
         pw.mode = "polling"
         with self._cond:
             self._polled.add(pw.project)
@@ -235,10 +304,81 @@ class Watcher:
             except OSError as exc:
                 log.debug("remove watch on %s (%s): %s", pw.project, role, exc)
 
+    def _drop_tool(self, pw: _ProjectWatch, folder: Path) -> None:
+        dw = pw.tool_watches.pop(folder)
+        if self._inotify is not None and dw.wd >= 0:
+            try:
+                self._inotify.remove_callbacks([(dw.wd, dw.id)])
+            except OSError as exc:
+                log.debug("remove watch on %s (tools of %s): %s", folder, pw.project, exc)
+
+    def _points(self, project: Path) -> dict[Path, frozenset[str] | None]:
+        """The tool directories to watch for ``project``, one entry per directory."""
+        if self._tool_points is None:
+            return {}
+        try:
+            found = self._tool_points(project)
+        except Exception as exc:  # a bad [import] config: logged, the memory still watched
+            log.warning("cannot locate the agent tool memories of %s: %s", project, exc)
+            return {}
+        out: dict[Path, frozenset[str] | None] = {}
+        for folder, names in found:
+            if folder in out:
+                prior = out[folder]
+                out[folder] = None if prior is None or names is None else prior | names
+            else:
+                out[folder] = names
+        return out
+
+    def _arm_tools(self, pw: _ProjectWatch) -> None:
+        """The tool watches of ``_arm`` (caller holds ``_lock``)."""
+        assert self._inotify is not None
+        if pw.tools_polled:
+            return
+        points = self._points(pw.project)
+        for folder, dw in list(pw.tool_watches.items()):
+            gone = folder not in points or points[folder] != dw.names
+            if gone or _dir_key(folder) != dw.key or not dw.alive:
+                self._drop_tool(pw, folder)
+        for folder, names in points.items():
+            key = _dir_key(folder)
+            if key is None or folder in pw.tool_watches:
+                continue
+            dw = _DirWatch(self, pw.project, TOOLS_ROLE, key, names)
+            try:
+                dw.wd = self._inotify.add_callback(os.fsencode(folder), MEMORY_MASK, dw, dw.id)
+            except OSError as exc:
+                if is_limit_error(exc):
+                    log.warning(
+                        "inotify limit reached (%s); polling the agent tool folders of %s",
+                        exc.strerror or exc,
+                        pw.project,
+                    )
+                    for held in list(pw.tool_watches):
+                        self._drop_tool(pw, held)
+                    pw.tools_polled = True
+                    with self._cond:
+                        self._tools_polled.add(pw.project)
+                        self._cond.notify()
+                    return
+                log.debug("cannot watch %s yet: %s", folder, exc)
+                continue
+            pw.tool_watches[folder] = dw
+            if dw.wd < 0:
+                self._drop_tool(pw, folder)
+                log.warning("cannot watch %s: permission denied", folder)
+
     def _arm(self, pw: _ProjectWatch) -> None:
         """Make the watches match the directories that exist now (caller holds ``_lock``)."""
         if pw.mode != "inotify" or self._inotify is None:
             return
+        self._arm_memory(pw)
+        if pw.mode == "inotify":
+            self._arm_tools(pw)
+
+    def _arm_memory(self, pw: _ProjectWatch) -> None:
+        """The memory chain's watches of ``_arm`` (caller holds ``_lock``)."""
+        assert self._inotify is not None
         for role, path in chain(pw.project):
             try:
                 st = os.stat(path)
@@ -267,14 +407,16 @@ class Watcher:
                 log.warning("cannot watch %s: permission denied", path)
 
     # -- events and the clock ------------------------------------------------------------------
-    def on_event(self, project: Path) -> None:
-        """A relevant event for ``project`` (in the inotify reader thread: the leaf lock only)."""
+    def on_event(self, project: Path, kind: str = "memory") -> None:
+        """A relevant event for ``project``'s memory files or (``kind`` "tools") its agent
+        tool folders (in the inotify reader thread: the leaf lock only)."""
         now = time.monotonic()
+        key = (project, kind)
         with self._cond:
             if self._stopping or project not in self._projects:  # a dict read: atomic
                 return
-            first = self._due.get(project, (0.0, now))[1]
-            self._due[project] = (min(now + DEBOUNCE_SECONDS, first + MAX_DELAY_SECONDS), first)
+            first = self._due.get(key, (0.0, now))[1]
+            self._due[key] = (min(now + DEBOUNCE_SECONDS, first + MAX_DELAY_SECONDS), first)
             self._cond.notify()
 
     def on_overflow(self) -> None:
@@ -282,25 +424,28 @@ class Watcher:
             self._overflow = True
             self._cond.notify()
 
-    def _next_ready(self) -> tuple[list[Path], bool] | None:
-        """Wait (holding the leaf) until something is ready: (projects, re-arm them)."""
+    def _next_ready(self) -> tuple[list[Key], bool] | None:
+        """Wait (holding the leaf) until something is ready: ((project, kind)s, overflow)."""
         with self._cond:
             while not self._stopping:
                 now = time.monotonic()
                 if self._overflow:
                     self._overflow = False
                     self._due.clear()
-                    return list(self._projects), True
-                ready = [p for p, (at, _) in self._due.items() if at <= now]
-                for project in ready:
-                    del self._due[project]
-                if self._polled and now >= self._next_poll:
+                    return [(p, k) for p in self._projects for k in ("memory", "tools")], True
+                ready = [key for key, (at, _) in self._due.items() if at <= now]
+                for key in ready:
+                    del self._due[key]
+                polling = self._polled or self._tools_polled
+                if polling and now >= self._next_poll:
                     self._next_poll = now + POLL_INTERVAL_SECONDS
-                    ready += [p for p in self._polled if p not in ready]
+                    polled = [(p, k) for p in self._polled for k in ("memory", "tools")]
+                    polled += [(p, "tools") for p in self._tools_polled]
+                    ready += [key for key in polled if key not in ready]
                 if ready:
                     return ready, False
                 wakes = [at for at, _ in self._due.values()]
-                if self._polled:
+                if polling:
                     wakes.append(self._next_poll)
                 self._cond.wait(max(0.0, min(wakes) - now) if wakes else None)
             return None
@@ -314,12 +459,15 @@ class Watcher:
             if overflow:
                 log.warning("inotify queue overflowed: re-checking all %d projects", len(ready))
             with self._lock:  # after the leaf is released: the lock order is _lock, _cond
-                for project in ready:
+                for project in dict.fromkeys(p for p, _ in ready):
                     pw = self._projects.get(project)
                     if pw is not None:
                         self._arm(pw)
-            for project in ready:
+            for project, kind in ready:
+                call = self._on_change if kind == "memory" else self._on_tools
+                if call is None:
+                    continue
                 try:
-                    self._on_change(project)
+                    call(project)
                 except Exception as exc:  # the writer is closed: we are stopping
-                    log.debug("check of %s not queued: %s", project, exc)
+                    log.debug("%s of %s not queued: %s", kind, project, exc)

@@ -8,6 +8,7 @@ projects       register, unregister, projects
 memory         init, context, save-semantic, save-episodic, detect, reinforce,
                maintain, review, entries, log
 privacy        forget
+toolimport     import [claude|gemini|codex]
 service        service install | uninstall | status
 hook           hook claude <event>
 integrations   integrate claude, mcp, merge-driver, git-setup
@@ -20,7 +21,18 @@ command runs.
 
 from __future__ import annotations
 
-from . import doctor, hook, integrations, lifecycle, memory, privacy, projects, service, status
+from . import (
+    doctor,
+    hook,
+    integrations,
+    lifecycle,
+    memory,
+    privacy,
+    projects,
+    service,
+    status,
+    toolimport,
+)
 from .base import (
     COMMANDS,
     DEFAULT_TIMEOUT,
@@ -35,7 +47,18 @@ from .base import (
 )
 
 # The groups in --help order; each registered its commands when imported.
-GROUPS = (lifecycle, status, doctor, projects, memory, privacy, service, hook, integrations)
+GROUPS = (
+    lifecycle,
+    status,
+    doctor,
+    projects,
+    memory,
+    privacy,
+    toolimport,
+    service,
+    hook,
+    integrations,
+)
 _ordered = {
     name: cmd
     for group in GROUPS

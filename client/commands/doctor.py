@@ -246,6 +246,40 @@ class _Doctor:
                 f"{out.plural(len(listed), 'registered project')}, all with a memory directory",
             )
 
+    def tool_memories(self, st: dict[str, Any] | None) -> None:
+        """Where each agent tool keeps its own memory for this project (``maestroctl import``
+        and the daemon's watcher read them; ``[import]`` in config.toml moves or turns them
+        off), and who takes them in: the daemon as they change, or the session-start hook."""
+        from pathlib import Path
+
+        from ...common import toolsources
+
+        project = Path(os.path.realpath(self.ctx.project))
+        try:
+            config = toolsources.import_config(self.ctx.paths.config_path)
+        except ValueError as exc:
+            self.add("tool memories", "fail", f"nothing imported: {exc}")
+            return
+        locations = toolsources.locate(project, Path.home(), config)
+        for loc in locations.values():
+            state = (
+                "off in config.toml"
+                if not loc.enabled
+                else ("found" if loc.exists else "not there (yet)")
+            )
+            # named "tool memory (…)": the checks named after a tool are its integration's
+            self.add(f"tool memory ({loc.tool})", "ok", f"{loc.folder or '-'} ({state}; {loc.how})")
+        projects = _dict(st.get("projects")) if st is not None else {}
+        mode = _dict(projects.get(str(project))).get("tool_watcher")
+        if mode in ("inotify", "polling"):
+            how = f"maestrod imports them as they change ({mode})"
+        else:
+            how = (
+                "imported at each session start and by 'maestroctl import' "
+                "(maestrod does not watch this project)"
+            )
+        self.add("tool memory import", "ok", how)
+
     def current_project(self) -> None:
         memory_dir = str(layout.memory_dir(self.ctx.project))
         if not os.path.isdir(memory_dir):
@@ -388,6 +422,7 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.current_project()
     doctor.codex_tool()
     doctor.gemini_tool()
+    doctor.tool_memories(st)
     from .privacy import doctor_privacy
 
     doctor_privacy(doctor)

@@ -70,6 +70,12 @@ def _context_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--max-tokens", type=int, metavar="N", help="token budget (default: 500)")
     _session_arg(p, "the session id: the entries selected for relevance are reinforced")
+    p.add_argument(
+        "--for",
+        dest="for_tool",
+        choices=("claude", "gemini", "codex"),
+        help="the tool the context is for: facts imported from its own memory are left out",
+    )
 
 
 @command(
@@ -82,7 +88,9 @@ def _context_args(p: argparse.ArgumentParser) -> None:
 def cmd_context(ctx: Context, ns: argparse.Namespace) -> Outcome:
     if ns.max_tokens is not None and ns.max_tokens < 0:  # 0 is a budget: nothing fits
         raise UsageProblem(f"--max-tokens must be 0 or more, got {ns.max_tokens}")
-    r = ctx.client().build_context(ns.task, ns.query, ns.max_tokens, ns.session)
+    r = ctx.client().build_context(
+        ns.task, ns.query, ns.max_tokens, ns.session, for_tool=ns.for_tool
+    )
     return memory_outcome(ctx, r, str(r.get("context") or ""))
 
 
@@ -359,10 +367,20 @@ def _entry_row(e: dict[str, Any]) -> list[Any]:
         e.get("salience"),
         e.get("date"),
         e.get("state"),
+        e.get("origin") or "-",  # the agent tool's memory file it was imported from
     ]
 
 
-ENTRY_HEADERS = ["ID", "SECTOR", "CATEGORY/SESSION", "CONFIDENCE", "SAL", "DATE", "STATE"]
+ENTRY_HEADERS = [
+    "ID",
+    "SECTOR",
+    "CATEGORY/SESSION",
+    "CONFIDENCE",
+    "SAL",
+    "DATE",
+    "STATE",
+    "ORIGIN",
+]
 
 
 @command(

@@ -64,6 +64,7 @@ def failing_inputs(project: Path, tmp: Path) -> dict[str, list[str]]:
         "entries": ["entries", "--sector", "nowhere"],
         "search": ["search", "tests", "--limit", "-1"],
         "forget": ["forget", "s-doesnotexist"],
+        "import": ["import", "cursor"],
         "log": ["log", "--limit", "0"],
         "service": ["service", "explode"],
         "hook": ["hook", "claude", "explode"],

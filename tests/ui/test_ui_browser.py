@@ -96,6 +96,27 @@ def test_search_ranks_matching_entries(
     assert page.locator("#results li.entry").count() == 0
 
 
+def test_an_imported_fact_shows_where_it_came_from(
+    page: Any, ui_factory: Callable[..., UiServer], project: Path, seeded: dict[str, str]
+) -> None:
+    from maestro_memory.core import MemoryStore
+    from maestro_memory.core.toolmem import claude_note
+
+    text = "---\nname: n\nmetadata:\n  type: feedback\n---\n\nShip the docs with each release.\n"
+    note = claude_note("feedback_docs.md", text, "1:1")
+    report = MemoryStore(project).mutate(lambda m: m.import_notes([note], ["claude"]))
+    imported = report.imported[0]["entry_id"]
+    server = ui_factory(project)
+    open_page(page, server)
+    origin = entry(page, imported).locator(".origin")
+    assert origin.inner_text() == "from Claude Code's memory (feedback_docs.md)"
+    assert origin.get_attribute("title") == "claude:feedback_docs.md"
+    assert entry(page, seeded["tests"]).locator(".origin").count() == 0  # stated here
+    page.fill("#search", "docs release")  # the search results say it too
+    page.wait_for_selector(f"#results li.entry[data-id='{imported}'] .origin")
+    assert page.js_errors == []
+
+
 def test_a_review_action_changes_the_file_on_disk(
     page: Any, ui_server: UiServer, seeded: dict[str, str]
 ) -> None:

@@ -13,6 +13,16 @@ const BANDS = {
   contradicted: "contradicted",
   archived: "archived",
 };
+// The agent tools whose own memories are imported (core/toolmem.py TOOLS).
+const TOOL_NAMES = { claude: "Claude Code", gemini: "Gemini CLI", codex: "Codex" };
+
+function originText(origin) {
+  const cut = origin.indexOf(":");
+  const tool = cut < 0 ? origin : origin.slice(0, cut);
+  const file = cut < 0 ? "" : origin.slice(cut + 1).split("#")[0];
+  return "from " + (TOOL_NAMES[tool] || tool) + "'s memory" + (file ? " (" + file + ")" : "");
+}
+
 const CATEGORIES = {
   user_preference: "User preferences",
   architecture_decision: "Architecture decisions",
@@ -130,6 +140,11 @@ function entryItem(entry, extra) {
     facts.appendChild(el("span", "", since === 0 ? "reinforced since last decay" : since + " session" + (since === 1 ? "" : "s") + " without reinforcement"));
   }
   if (entry.state && entry.state !== "active") facts.appendChild(el("span", "state", entry.state));
+  if (entry.origin) {
+    const origin = el("span", "origin", originText(entry.origin));
+    origin.title = entry.origin;
+    facts.appendChild(origin);
+  }
   if (extra && extra.score !== undefined) facts.appendChild(el("span", "", "score " + fmt(extra.score)));
   facts.appendChild(el("span", "id", entry.id));
   li.append(text, meta, facts);
