@@ -44,18 +44,7 @@ from .agents import (
     memory_blocks,
 )
 from .fake_anthropic import FakeAnthropic
-
-RULE = "From now on, always use pnpm instead of npm"
-TASKS = (
-    "Fix the login form validation",
-    "Add pagination to the orders list",
-    "Refactor the invoice PDF renderer",
-    "Speed up the search endpoint",
-    "Document the CLI flags",
-    "Handle timeouts in the payment client",
-    "Rename the billing module",
-    "Write a changelog entry for the release",
-)
+from .test_claude_lasting import RULE, TASKS  # the same rule and tasks as the tests
 
 
 def ctl(*args: str) -> None:
