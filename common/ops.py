@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..core.memory import Memory, MemoryView, Settings
-from ..core.model import ForgetReport, MemoryError_, NotFoundError, RejectedError
+from ..core.model import Entry, ForgetReport, MemoryError_, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import TOOLS, ImportReport
 from .protocol import BAD_REQUEST, CONFLICT, NOT_FOUND, REJECTED, OpError
@@ -262,18 +262,29 @@ def op_maintenance(backend: Backend, project: Path, args: Args) -> dict[str, Any
 
 @memory_op("entries", "sector")
 def op_entries(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    sector = _sector(args)
+    memory = backend.read(project)
+    entries = _sector_entries(memory, sector)
+    return {"entries": [e.to_dict() for e in entries], "problems": memory.problems()}
+
+
+def _sector(args: Args) -> str | None:
     sector = opt_str(args, "sector")
     if sector not in (None, "semantic", "episodic", "archive"):
         raise OpError(BAD_REQUEST, "'sector' must be 'semantic', 'episodic' or 'archive'")
-    memory = backend.read(project)
-    entries = []
+    return sector
+
+
+def _sector_entries(memory: MemoryView, sector: str | None) -> list[Entry]:
+    """The entries of ``sector`` (None: semantic and episodic; the archive only by name)."""
+    entries: list[Entry] = []
     if sector in (None, "semantic"):
         entries += memory.semantic_entries()
     if sector in (None, "episodic"):
         entries += memory.episodic_entries()
     if sector == "archive":
         entries += memory.archived_entries()
-    return {"entries": [e.to_dict() for e in entries], "problems": memory.problems()}
+    return entries
 
 
 @memory_op("forget", "entry_ids", "match", "dry_run")
@@ -316,20 +327,12 @@ def op_search(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
         raise OpError(
             BAD_REQUEST, f"'query' is {len(query)} characters; at most {SEARCH_QUERY_MAX}"
         )
-    sector = opt_str(args, "sector")
-    if sector not in (None, "semantic", "episodic", "archive"):
-        raise OpError(BAD_REQUEST, "'sector' must be 'semantic', 'episodic' or 'archive'")
+    sector = _sector(args)
     limit = opt_int(args, "limit", SEARCH_LIMIT_DEFAULT)
     if not 0 <= limit <= SEARCH_LIMIT_MAX:
         raise OpError(BAD_REQUEST, f"'limit' must be 0 to {SEARCH_LIMIT_MAX}, got {limit}")
     memory = backend.read(project)
-    entries = []
-    if sector in (None, "semantic"):
-        entries += memory.semantic_entries()
-    if sector in (None, "episodic"):
-        entries += memory.episodic_entries()
-    if sector == "archive":
-        entries += memory.archived_entries()
+    entries = _sector_entries(memory, sector)
     found = search(entries, query, limit=limit)
     return {
         "query": query,
