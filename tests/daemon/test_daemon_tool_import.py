@@ -59,7 +59,12 @@ def test_a_memory_written_after_start_is_imported_edited_and_flagged(
     )
     assert entry["text"] == "Indent the Makefiles with tabs."
     assert entry["category"] == "quality_rule" and entry["confidence"] == 0.7
-    assert "tool memories of" in daemon.log_text() and "1 imported" in daemon.log_text()
+    # The log line is written after the commit the reply above already shows: wait for it.
+    wait_for(
+        lambda: f"agent tool memories of {project}: 1 imported" in daemon.log_text(),
+        DEADLINE,
+        message="the import's log line",
+    )
 
     # The tool edits its file: the same entry follows, none is added.
     (folder / "feedback_tabs.md").write_text(memory_file("Indent Makefiles with tabs only."))
