@@ -177,36 +177,20 @@ def test_session_start_hook_imports_and_serves_without_doubling(
         "transcript_path": str(user_home / ".claude" / "projects" / "x" / "s-1.jsonl"),
         "hook_event_name": "SessionStart",
     }
-    env = {"MAESTRO_HOOK_DEADLINE": "8"}
-    done = subprocess.run(
-        [*cli_argv(), "hook", "claude", "session-start"],
-        input=json.dumps(hook_input),
-        cwd=project,
-        env={**cli.env, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0
+    claude_out = run_hook(cli, project, hook_input, "8")
     assert "src=claude:feedback_pnpm.md" in semantic(project)  # imported by the hook ...
-    assert "pnpm" not in done.stdout  # ... and not served back to Claude Code
+    assert "pnpm" not in claude_out  # ... and not served back to Claude Code
     # A session start has no task: confirmed (0.80, the always band) it reaches every other tool.
     cli("reinforce", cli.result("entries")["entries"][0]["id"], "--confirm")
-    other = subprocess.run(
-        [*cli_argv(), "hook", "gemini", "session-start"],
-        input=json.dumps(hook_input),
-        cwd=project,
-        env={**cli.env, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert "pnpm" in other.stdout  # another tool gets it
+    assert "pnpm" in run_hook(cli, project, hook_input, "8", tool="gemini")  # another tool gets it
 
 
-def run_hook(cli: Cli, project: Path, payload: dict[str, Any], deadline: str) -> str:
+def run_hook(
+    cli: Cli, project: Path, payload: dict[str, Any], deadline: str, tool: str = "claude"
+) -> str:
+    """Run ``tool``'s session-start hook as the tool does; its stdout (exit 0 asserted)."""
     done = subprocess.run(
-        [*cli_argv(), "hook", "claude", "session-start"],
+        [*cli_argv(), "hook", tool, "session-start"],
         input=json.dumps(payload),
         cwd=project,
         env={**cli.env, "MAESTRO_HOOK_DEADLINE": deadline},
