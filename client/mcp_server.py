@@ -10,7 +10,7 @@ they are on disk). Every call goes through ``Client``: the daemon when it runs, 
 directly otherwise. The server counts as one session (``mcp-<random>``): context it builds
 reinforces the entries it found relevant at most once, as any session's would.
 
-Requires the optional extra: ``pip install 'maestro-memory[mcp]'``.
+Requires the optional extra: ``pip install 'maestro-agent-memory[mcp]'``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib import metadata
 
-DIST = "maestro-memory"
+DIST = "maestro-agent-memory"
 
 
 def package_version() -> str:

@@ -5,7 +5,7 @@ routing, cookies, query and JSON body parsing, and a server-sent-events stream t
 while other requests are served. ``http.server`` gives none of that ready-made, and every piece
 written by hand here (header parsing, chunked streaming, keep-alive, request limits) would be a
 place to get security wrong. Starlette is small, typed, and only routes and parses; uvicorn is
-the ASGI server it is made for. Both are an optional extra (``maestro-memory[ui]``).
+the ASGI server it is made for. Both are an optional extra (``maestro-agent-memory[ui]``).
 
 The guard (``Guard``), in order, for every request:
 

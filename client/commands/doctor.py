@@ -102,7 +102,7 @@ class _Doctor:
                 "maestrod",
                 "fail",
                 f"no maestrod beside {sys.executable} or on PATH",
-                "reinstall: pip install maestro-memory",
+                "reinstall: pip install maestro-agent-memory",
             )
         else:
             self.add("maestrod", "ok", str(found))
@@ -385,7 +385,7 @@ class _Doctor:
                 name,
                 "fail",
                 "registered, but this maestroctl cannot serve MCP (the SDK is missing)",
-                "pip install 'maestro-memory[mcp]'",
+                "pip install 'maestro-agent-memory[mcp]'",
             )
             return
         self.add(name, "ok", f"registered in {where}")

@@ -11,7 +11,7 @@ from ..errors import MaestroError
 from .base import Context, Outcome, command
 
 MCP_INSTALL_HINT = (
-    "maestroctl mcp needs the MCP Python SDK, an optional extra: pip install 'maestro-memory[mcp]'"
+    "maestroctl mcp needs the MCP Python SDK, an optional extra: pip install 'maestro-agent-memory[mcp]'"
 )
 
 
@@ -107,7 +107,7 @@ def _ui_args(p: argparse.ArgumentParser) -> None:
     _ui_args,
     description="Serve a page showing the project's memory on 127.0.0.1 and print its URL "
     "(with a one-time access token) on the first line; serve until Ctrl-C. Needs "
-    "'pip install maestro-memory[ui]'.",
+    "'pip install maestro-agent-memory[ui]'.",
 )
 def cmd_ui(ctx: Context, ns: argparse.Namespace) -> Outcome:
     from ...ui import run_ui

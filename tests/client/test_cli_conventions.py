@@ -28,9 +28,9 @@ LONG = (
 
 
 def test_version(cli: Cli) -> None:
-    assert cli("--version").stdout == f"maestroctl {version('maestro-memory')}\n"
+    assert cli("--version").stdout == f"maestroctl {version('maestro-agent-memory')}\n"
     doc = cli("--version", "--json").doc
-    assert doc["ok"] is True and doc["result"] == {"version": version("maestro-memory")}
+    assert doc["ok"] is True and doc["result"] == {"version": version("maestro-agent-memory")}
     assert cli("-C", "/nowhere", "--version").stdout.startswith("maestroctl ")
 
 
@@ -184,7 +184,7 @@ def test_maestroctl_script_reports_the_package_version() -> None:
     if not script.exists():
         pytest.skip("no maestroctl script beside this Python")
     out = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == f"maestroctl {version('maestro-memory')}"
+    assert out.stdout.strip() == f"maestroctl {version('maestro-agent-memory')}"
     assert os.path.basename(script) == "maestroctl"
 
 

@@ -111,7 +111,7 @@ def test_the_shipped_plugin_matches_the_package() -> None:
         ]
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
-    assert manifest["version"] == version("maestro-memory")
+    assert manifest["version"] == version("maestro-agent-memory")
     listed = next(p for p in market["plugins"] if p["name"] == "maestro-memory")
     assert listed["version"] == manifest["version"]
     assert (REPO / listed["source"]).resolve() == PLUGIN

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp")  # the optional extra: pip install 'maestro-memory[mcp]'
+pytest.importorskip("mcp")  # the optional extra: pip install 'maestro-agent-memory[mcp]'
 
 import anyio
 from mcp import Client as McpClient
@@ -198,7 +198,7 @@ def test_server_version_annotations_and_bounds(maestro_home: Path, project: Path
 
     async def body(session: McpClient) -> None:
         assert session.server_info is not None
-        assert session.server_info.version == version("maestro-memory")
+        assert session.server_info.version == version("maestro-agent-memory")
         tools = {t.name: t for t in (await session.list_tools()).tools}
         for name, tool in tools.items():
             assert tool.annotations is not None, name

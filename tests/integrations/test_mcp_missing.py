@@ -17,5 +17,5 @@ def test_without_the_sdk_it_says_how_to_install(tmp_path: Path, project: Path) -
     env = dict(os.environ, PYTHONPATH=str(blocker.parent))
     proc = run_cli(["mcp"], cwd=project, env=env)
     assert proc.returncode == 1
-    assert b"pip install 'maestro-memory[mcp]'" in proc.stderr
+    assert b"pip install 'maestro-agent-memory[mcp]'" in proc.stderr
     assert proc.stdout == b""

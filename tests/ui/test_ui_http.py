@@ -301,7 +301,7 @@ def test_without_the_extra_the_command_says_how_to_install_it(
         timeout=60,
     )
     assert done.returncode == 1
-    assert "pip install 'maestro-memory[ui]'" in done.stderr
+    assert "pip install 'maestro-agent-memory[ui]'" in done.stderr
     assert done.stdout == ""
 
 
