@@ -11,7 +11,8 @@ from ..errors import MaestroError
 from .base import Context, Outcome, command
 
 MCP_INSTALL_HINT = (
-    "maestroctl mcp needs the MCP Python SDK, an optional extra: pip install 'maestro-agent-memory[mcp]'"
+    "maestroctl mcp needs the MCP Python SDK, an optional extra: "
+    "pip install 'maestro-agent-memory[mcp]'"
 )
 
 
