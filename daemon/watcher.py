@@ -152,6 +152,12 @@ class _DirWatch:
     def on_queue_overflow(self) -> None:
         self.watcher.on_overflow()
 
+    def on_events_lost(self) -> None:
+        # watchdog >= 7.1 calls this once every callback has seen the overflow (without it the
+        # reader thread raised AttributeError there). Asking again is idempotent: the flag is
+        # set once, and a rescan taken after this point sees the watches already repaired.
+        self.watcher.on_overflow()
+
 
 _ids = itertools.count(1)
 
