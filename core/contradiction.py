@@ -67,7 +67,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from .lexicon import NEGATIONS, RULE_WORDS, STOP_WORDS, normalise
+from .lexicon import (
+    ABBREVIATION_FILLER,
+    DETERMINERS,
+    NEGATIONS,
+    NEGATIVE_MARKERS,
+    POSITIVE_MARKERS,
+    RULE_WORDS,
+    SLOT_WORDS,
+    STOP_WORDS,
+    WEEKDAYS_MONTHS,
+    normalise,
+)
 from .text import stem
 
 __all__ = ["Verdict", "classify", "same_rule"]
@@ -160,43 +171,6 @@ for _canon, _forms in {
         _UNITS[_form] = _canon
 _UNIT_NAMES = frozenset(_UNITS.values())
 
-_GENERIC = RULE_WORDS
-_NEGATORS = NEGATIONS
-_POSITIVE_MARKERS = ("always", "must", "should", "prefers", "prefer", "likes", "use", "uses")
-_NEGATIVE_MARKERS = {
-    "never": "never",
-    "don't": "don't",
-    "dont": "don't",
-    "not": "not",
-    "no": "no",
-    "avoid": "avoid",
-    "avoids": "avoid",
-    "stop": "stop",
-    "mustn't": "must not",
-    "shouldn't": "should not",
-    "without": "without",
-    "doesn't": "doesn't",
-    "isn't": "isn't",
-    "cannot": "cannot",
-    "can't": "cannot",
-    "won't": "won't",
-}
-
-# Words after which the next token is where a rule states its conclusion.
-_SLOT_WORDS = frozenset(
-    """
-    is are be was were 's called named use uses using used prefer prefers preferred like likes
-    on via follow follows choose chose chosen pick picks set equals = : runs uses over than
-    """.split()
-)
-_DETERMINERS = frozenset("a an the our my your their its this that these those".split())
-_WEEKDAYS_MONTHS = frozenset(
-    """
-    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
-    thursdays fridays saturdays sundays weekday weekdays weekend weekends january february march
-    april may june july august september october november december
-    """.split()
-)
 
 # Known alternatives: two members of one family are two answers to the same question.
 _FAMILIES: dict[str, str] = {}
@@ -314,7 +288,6 @@ _LOWER_BOUND = re.compile(
     r"\b(?:(?:no|not)\s+(?:less|fewer|earlier|shorter|smaller|lower|faster)\s+than|at\s+least)\b",
     re.I,
 )
-_ABBREVIATION_FILLER = frozenset({"e.g", "i.e", "etc", "vs", "w", "w/", "eg", "ie"})
 
 
 def _split_asides(text: str) -> tuple[str, list[str]]:
@@ -385,7 +358,7 @@ def _is_value(raw: str, word: str, position: int, quoted: frozenset[str]) -> boo
         return True
     if word.startswith(".") or re.search(r"[a-z]\.[a-z]", word):
         return True
-    if word in quoted or word in _WEEKDAYS_MONTHS or word in _KNOWN_NAMES:
+    if word in quoted or word in WEEKDAYS_MONTHS or word in _KNOWN_NAMES:
         return True
     if any(ch.isupper() for ch in raw[1:]):
         return True  # GitHub, JWT, httpOnly
@@ -438,9 +411,9 @@ def _tokens(text: str, quoted: frozenset[str]) -> tuple[list[_Tok], list[str]]:
         if word in (":", "="):
             previous = word  # "Package manager: pnpm": what follows is the value
             continue
-        if word in _ABBREVIATION_FILLER:
+        if word in ABBREVIATION_FILLER:
             continue
-        if word in _NEGATORS:
+        if word in NEGATIONS:
             negations.append(word)
             previous = word
             after_number = False
@@ -454,7 +427,7 @@ def _tokens(text: str, quoted: frozenset[str]) -> tuple[list[_Tok], list[str]]:
         num_unit = _NUM_UNIT.match(word)
         if num_unit and num_unit.group(2) in _UNITS:
             number, unit = num_unit.groups()
-            slot = previous in _SLOT_WORDS
+            slot = previous in SLOT_WORDS
             out.append(_Tok(number, source, True, slot, False))
             out.append(_Tok(_UNITS[unit], source, False, False, True))
             previous, after_number, position = unit, False, position + 1
@@ -467,18 +440,18 @@ def _tokens(text: str, quoted: frozenset[str]) -> tuple[list[_Tok], list[str]]:
         if word == "per" and out and out[-1].unit:
             after_number = True
             continue
-        if word in STOP_WORDS or word in _DETERMINERS:
-            if word not in _DETERMINERS:
+        if word in STOP_WORDS or word in DETERMINERS:
+            if word not in DETERMINERS:
                 previous = word
             after_number = False
             continue
         norm = _canonical(word)
-        if norm in _GENERIC or word in _GENERIC:
-            previous = word if word in _SLOT_WORDS else norm
+        if norm in RULE_WORDS or word in RULE_WORDS:
+            previous = word if word in SLOT_WORDS else norm
             after_number = False
             continue
         value = _is_value(raw, word, position, quoted)
-        slot = previous in _SLOT_WORDS
+        slot = previous in SLOT_WORDS
         out.append(_Tok(norm, source, value, slot, False))
         after_number = norm.replace(".", "", 1).isdigit()
         previous = word
@@ -507,14 +480,14 @@ def _parse(text: str) -> _Rule:
     negative = len(negations) % 2 == 1
     lower_words = re.findall(r"[a-z']+", body.lower())
     if negative:
-        marker = next((_NEGATIVE_MARKERS[w] for w in lower_words if w in _NEGATIVE_MARKERS), "not")
+        marker = next((NEGATIVE_MARKERS[w] for w in lower_words if w in NEGATIVE_MARKERS), "not")
         if marker == "not" and re.search(r"\bdo\s+not\b", body, re.I):
             marker = "don't"
         modal = re.search(r"\b(must|should)\s+not\b", body, re.I)
         if modal:
             marker = modal.group(1).lower() + " not"
     else:
-        marker = next((w for w in lower_words if w in _POSITIVE_MARKERS), "do")
+        marker = next((w for w in lower_words if w in POSITIVE_MARKERS), "do")
     return _Rule(text, tuple(core), tuple(rejected), negative, marker)
 
 

@@ -53,7 +53,19 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .lexicon import FILLER, normalise
+from .lexicon import (
+    BARE_OBJECT_VERBS,
+    ED_BASE_VERBS,
+    FILLER,
+    NOT_IMPERATIVE,
+    OUTPUT_LABELS,
+    PAST_FORMS,
+    PRACTICE_VERBS,
+    PREFERENCE_VERBS,
+    STATIVE_VERBS,
+    TASK_VERBS,
+    normalise,
+)
 
 __all__ = [
     "CONFIDENCE_ALWAYS",
@@ -255,45 +267,13 @@ _FUTURE_HEDGE = re.compile(
     re.I,
 )
 
-# Irregular past forms and participles that make "X always/never <verb>" narration.
-_PAST_FORMS = frozenset(
-    """
-    been was were had did got gotten went gone made saw seen came took taken thought knew known
-    found ran wrote written broke broken told said left felt kept gave given began begun built
-    heard meant understood became brought bought caught taught fell fallen forgot forgotten
-    stood sat lost won spent sent held led paid read going gonna getting
-    """.split()
-)
-_ED_BASE_VERBS = frozenset(
-    "need embed feed seed proceed exceed succeed speed shred heed bleed breed".split()
-)
-_STATIVE_VERBS = frozenset(
-    """
-    forget forgets remember remembers know knows seem seems get gets wonder wonders
-    understand understands find finds think thinks feel feels mix mixes confuse confuses
-    struggle struggles manage manages end ends lose loses miss misses mess messes
-    have has care cares mind minds notice notices realise realize see sees hear hears
-    worry worries wish wishes hope hopes guess guesses believe believes doubt doubts
-    """.split()
-)
-_PREFERENCE_VERBS = frozenset("want like prefer expect need love".split())
-_NOT_IMPERATIVE = frozenset(
-    """
-    the a an this that these those it its it's there here so like same true again ever mind
-    when if then yes no i me my you your we our they them their he she his her what which who
-    how why fun good bad easy hard sure right wrong fine nice worth enough too very happy glad
-    welcome great amazing awesome helpful useful interesting annoying busy late available
-    possible impossible tricky weird confusing something someone somebody somewhere lol
-    """.split()
-)
-
 
 def _verb_is_narration(word: str) -> bool:
     """True when ``word`` (after always/never) is a past, participle or third-person form."""
     w = word.lower().strip(",.;:!?")
-    if w in _PAST_FORMS:
+    if w in PAST_FORMS:
         return True
-    if w.endswith("ed") and w not in _ED_BASE_VERBS:
+    if w.endswith("ed") and w not in ED_BASE_VERBS:
         return True
     return (
         len(w) > 3
@@ -308,7 +288,6 @@ def _verb_is_narration(word: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z0-9\ue000-\ue001][A-Za-z0-9_'.*/+#\-\ue000\ue001]*")
-_FILLER = FILLER
 
 
 def _has_content(text: str) -> bool:
@@ -317,7 +296,7 @@ def _has_content(text: str) -> bool:
         t = token.lower().strip(".'-")
         if not t:
             continue
-        if "\ue000" in t or (t not in _FILLER and len(t) > 1):
+        if "\ue000" in t or (t not in FILLER and len(t) > 1):
             return True
         if index > 0 and token[:1].isupper() and t != "i" and not t.startswith("i'"):
             return True  # a name that looks like a function word: "never use Any"
@@ -407,7 +386,7 @@ _RELATIVE_NOUN = re.compile(
 )
 _PAST_VERB = re.compile(
     r"^(?:we|you|i|they|he|she|it|the\s+[\w-]+|our\s+[\w-]+)\s+(?:\w+ed|"
-    + "|".join(sorted(_PAST_FORMS))
+    + "|".join(sorted(PAST_FORMS))
     + r")\b",
     re.I,
 )
@@ -518,7 +497,7 @@ _TRAILING_ALWAYS = re.compile(r"^(?P<head>.+?)[,\s]+always\s*[.!]*$", re.I)
 def _verb_is_narration_after_subject(word: str) -> bool:
     """Past forms only: after a subject a third-person ``-s`` is the normal present."""
     w = word.lower()
-    return w in _PAST_FORMS or (w.endswith("ed") and w not in _ED_BASE_VERBS)
+    return w in PAST_FORMS or (w.endswith("ed") and w not in ED_BASE_VERBS)
 
 
 def _always_never(clause: str) -> _Found | None:
@@ -536,15 +515,15 @@ def _always_never(clause: str) -> _Found | None:
             return clause, CONFIDENCE_ALWAYS, "rule"
         if not prefix:
             # Imperative: "Always run the tests", "For the UI, never use inline styles".
-            if next_word in _NOT_IMPERATIVE or _verb_is_narration(next_word):
+            if next_word in NOT_IMPERATIVE or _verb_is_narration(next_word):
                 continue
             return clause, CONFIDENCE_ALWAYS, "rule"
         if _SUBJECT_WE.match(prefix) or _SUBJECT_YOU_MODAL.match(prefix):
-            if next_word in _STATIVE_VERBS or _verb_is_narration(next_word):
+            if next_word in STATIVE_VERBS or _verb_is_narration(next_word):
                 continue
             return clause[:start] + clause[pos:], CONFIDENCE_ALWAYS, "rule"
         if _I_PREFERENCE.match(prefix):
-            if next_word.rstrip("s") in _PREFERENCE_VERBS:
+            if next_word.rstrip("s") in PREFERENCE_VERBS:
                 return clause, CONFIDENCE_ALWAYS, "preference"
             continue
         if _MODAL_END.search(" " + prefix) and not _PRONOUN_SUBJECT.match(prefix):
@@ -577,7 +556,7 @@ def _from_now_on(clause: str) -> _Found | None:
     )
     if subject_i:
         verb = subject_i.group(1).lower()
-        if verb in _STATIVE_VERBS or _verb_is_narration_after_subject(verb):
+        if verb in STATIVE_VERBS or _verb_is_narration_after_subject(verb):
             return None
         return rest, CONFIDENCE_ALWAYS, "preference"
     if _PRONOUN_SUBJECT.match(rest):
@@ -590,10 +569,10 @@ def _from_now_on(clause: str) -> _Found | None:
     if first in ("we", "you", "the", "our", "all", "every", "each") and len(words) > 2:
         # A statement of how things are from now on: "we deploy from the release branch".
         verb = words[1].lower() if first in ("we", "you") else ""
-        if verb in _STATIVE_VERBS or _verb_is_narration_after_subject(verb):
+        if verb in STATIVE_VERBS or _verb_is_narration_after_subject(verb):
             return None
         return rest, CONFIDENCE_ALWAYS, "fact" if first != "you" else "rule"
-    if first in _NOT_IMPERATIVE or _verb_is_narration(first):
+    if first in NOT_IMPERATIVE or _verb_is_narration(first):
         return None
     return rest, CONFIDENCE_ALWAYS, "rule"
 
@@ -659,7 +638,7 @@ def _prefer(clause: str, *, nested: bool = False) -> _Found | None:
 
 def _starts_like_instruction(clause: str) -> bool:
     first = _first_word(clause)
-    if not first or first in _NOT_IMPERATIVE:
+    if not first or first in NOT_IMPERATIVE:
         return False
     return not _verb_is_narration(first)
 
@@ -717,7 +696,7 @@ def _negative(clause: str) -> _Found | None:
             return None
         if match.group("we"):
             first = _first_word(rest)
-            if first in _STATIVE_VERBS or first in _NOT_IMPERATIVE or _verb_is_narration(first):
+            if first in STATIVE_VERBS or first in NOT_IMPERATIVE or _verb_is_narration(first):
                 return None
             return "Don't " + rest, CONFIDENCE_RULE, "rule"
         return clause, CONFIDENCE_RULE, "rule"
@@ -829,21 +808,6 @@ _POSITIVE_MODAL = re.compile(
 _NOT_SUBJECT = re.compile(
     r"\b(?:i|you|we|it|they|he|she|this|that|there|what|which|who|one|someone|says?|said)\b", re.I
 )
-# Verbs a durable practice is stated with; task verbs (fix, add, create …) are not among them.
-_PRACTICE_VERBS = frozenset(
-    """
-    use keep follow write run put place name default stick format document comment structure
-    organise organize store target pin limit wrap split group sort prefix suffix indent mark
-    """.split()
-)
-# Verbs that make a sentence a request for work now (a task), not a standing rule.
-_TASK_VERBS = frozenset(
-    """
-    fix implement add create refactor update investigate profile replace delete remove rename
-    move debug explain summarize summarise show suggest consider look go build start finish close
-    try check find help review analyze analyse migrate upgrade convert port rewrite change clean
-    """.split()
-)
 _GENERAL_CUE = re.compile(
     r"\b(?:all|every|each|any|whenever|when|unless|before|after|ideally|consistently|throughout|"
     r"across|only|otherwise)\b",
@@ -854,9 +818,6 @@ _SPECIFIC_OBJECT = re.compile(
     r"anything|everything)\b",
     re.I,
 )
-# Verbs whose bare object is enough for a standing rule ("Use pnpm"); the others need more
-# ("Keep functions small", not "Keep going"; "Run X before Y", not "Run tests").
-_BARE_OBJECT_VERBS = frozenset("use default stick pin target".split())
 _ADVERBIAL_LEAD = re.compile(
     r"^(?P<adv>(?:after|before|when|whenever|for|in|on|once|while)\b[^,]{2,80}),\s*(?P<rest>.+)$",
     re.I,
@@ -869,15 +830,15 @@ def _practice(clause: str) -> bool:
     body = re.sub(r"^only\s+", "", clause, flags=re.I)
     only = body is not clause and body != clause
     verb = _first_word(body)
-    if verb not in _PRACTICE_VERBS and not (only and verb not in _NOT_IMPERATIVE):
+    if verb not in PRACTICE_VERBS and not (only and verb not in NOT_IMPERATIVE):
         return False
     rest = body[len(verb) :].strip()
     if not _has_content(rest) or _PATHLIKE.search(rest):
         return False
-    if any(w in _TASK_VERBS for w in re.findall(r"\band\s+(\w+)", rest.lower())):
+    if any(w in TASK_VERBS for w in re.findall(r"\band\s+(\w+)", rest.lower())):
         return False  # "run make verify and fix all errors": a task
-    content = [w for w in _WORD.findall(rest) if w.lower() not in _FILLER]
-    if verb not in _BARE_OBJECT_VERBS and len(content) < 2 and not only:
+    content = [w for w in _WORD.findall(rest) if w.lower() not in FILLER]
+    if verb not in BARE_OBJECT_VERBS and len(content) < 2 and not only:
         return False
     return only or bool(_GENERAL_CUE.search(rest)) or not _SPECIFIC_OBJECT.match(rest)
 
@@ -893,7 +854,7 @@ def _context_fact(clause: str) -> _Found | None:
     if (
         modal
         and not _NOT_SUBJECT.search(modal.group("subject"))
-        and _first_word(clause) not in _TASK_VERBS
+        and _first_word(clause) not in TASK_VERBS
         and _has_content(modal.group("rest"))
     ):
         return clause, CONFIDENCE_CONTEXT, "rule"
@@ -905,10 +866,6 @@ def _context_fact(clause: str) -> _Found | None:
 
 _LABEL = re.compile(
     r"^(?P<label>[A-Za-z][\w.&/+#()-]*(?:\s+[\w.&/+#()-]+){0,3}?)\s*:\s+(?P<rest>\S.*)$"
-)
-_NOT_LABEL = frozenset(
-    "error errors warning warnings exception traceback failed failure fail stderr stdout output "
-    "log logs result expected actual got assertionerror typeerror valueerror q question".split()
 )
 _BARE_VALUES = re.compile(
     r"^(?:\ue000\d+\ue001|[\w.+#/@-]+)(?:\s*\([^()]{1,40}\))?"
@@ -996,7 +953,7 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
     label = _LABEL.match(clause)
     if found is None and label:
         # "Async testing: use anyio, not asyncio": the label stays in the fact as its topic.
-        if _first_word(label.group("label")) in _NOT_LABEL:
+        if _first_word(label.group("label")) in OUTPUT_LABELS:
             return None  # "Error: tests must pass" is output pasted in, not a rule
         rest = _strip_leadins(label.group("rest"))
         inner = (
@@ -1022,7 +979,7 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
 def _is_task_request(clause: str) -> bool:
     """A request for work now ("Fix the TypeScript error …"): it scopes the message's rules."""
     clause = _strip_leadins(clause.strip())
-    return _first_word(clause) in _TASK_VERBS and _match_rule(clause) is None
+    return _first_word(clause) in TASK_VERBS and _match_rule(clause) is None
 
 
 # --------------------------------------------------------------------------------------------
