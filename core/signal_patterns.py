@@ -476,6 +476,8 @@ CATEGORY_PATTERNS: dict[str, re.Pattern[str]] = {
     for cat, words in CATEGORY_WORDS.items()
 }
 
+# Which category wins a tie of keyword hits that the pattern's own default is not part of.
+TIE_ORDER = ("project_context", "user_preference", "quality_rule", "architecture_decision")
 KIND_DEFAULT = {
     "preference": "user_preference",
     "choice": "architecture_decision",

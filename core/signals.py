@@ -134,6 +134,7 @@ from .signal_patterns import (
     STOP,
     SUBJECT_WE,
     SUBJECT_YOU_MODAL,
+    TIE_ORDER,
     TIME_PHRASE,
     TRAILING_ALWAYS,
     TRAILING_POLITE,
@@ -702,7 +703,7 @@ def _categorise(fact: str, kind: str) -> str:
     leaders = [cat for cat, score in scores.items() if score == best]
     if default in leaders:
         return default
-    for cat in ("project_context", "user_preference", "quality_rule", "architecture_decision"):
+    for cat in TIE_ORDER:
         if cat in leaders:
             return cat
     return default  # pragma: no cover - leaders is never empty

@@ -14,7 +14,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 from ..common import layout
 from . import rules, toolmem
@@ -40,11 +40,8 @@ from .model import (
 )
 from .secrets import redact
 
-FILES: dict[FileKind, str] = {
-    "semantic": layout.MEMORY_FILES["semantic"],
-    "episodic": layout.MEMORY_FILES["episodic"],
-    "archive": layout.MEMORY_FILES["archive"],
-}
+# The memory files by kind: the names are common/layout.py's (MEMORY_FILES), typed as FileKind.
+FILES: dict[FileKind, str] = {kind: layout.MEMORY_FILES[kind] for kind in get_args(FileKind)}
 STATE_FILE = layout.STATE_FILE
 SECTORS: tuple[Sector, Sector] = ("semantic", "episodic")
 LEDGER_LIMIT = 2000
