@@ -1,6 +1,6 @@
 """Saving and reinforcing: semantic saves (contradiction, restatement, tombstones), episodic
-saves and session notes (with the cap), reference and review reinforcement, and the signals a
-prompt carries saved as facts.
+saves and session notes (with the cap), reinforcement (referenced or confirmed), and the
+signals a prompt carries saved as facts.
 
 Functions over a ``MemoryState`` (public calls only). Each validates all of its input before it
 changes anything, so a ``ValueError`` leaves the state exactly as it was.

@@ -1,10 +1,10 @@
-"""What the agent tools remember on their own, read as notes, and the import rule (pure).
+"""What the agent tools remember on their own, read as notes; the import rule (pure).
 
 Claude Code, Gemini CLI and Codex each let their model keep a memory of its own (issue 20).
-This module turns the text of those files into ``Note`` values; ``core/importing.py`` applies
-them to the memory (``import_notes``); finding and reading the folders is the I/O edge
-(``common/toolsources.py``). Nothing here writes to a tool's folder: a tool's memory is read,
-never repaired.
+This module turns the text of those files into ``Note`` values and states the rule below;
+``core/importing.py`` applies it to the memory (``import_notes``); finding and reading the
+folders is the I/O edge (``common/toolsources.py``). Nothing here writes to a tool's folder: a
+tool's memory is read, never repaired.
 
 The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<item>]``):
 
