@@ -24,13 +24,6 @@ MEMORY_FILES: dict[str, str] = {
     "archive": "archive.md",
 }
 STATE_FILE = ".state.json"
-# The semantic categories, in file order (their headings are the core's: model.py).
-CATEGORIES: tuple[str, ...] = (
-    "user_preference",
-    "architecture_decision",
-    "quality_rule",
-    "project_context",
-)
 
 
 def memory_dir(project: str | os.PathLike[str]) -> Path:
