@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import errno
 
-from maestro_memory.client import _service
 from maestro_memory.client import errors as client_errors
+from maestro_memory.client.integrations import service as _service
 from maestro_memory.common import errors
 from maestro_memory.core import fsio, model
 

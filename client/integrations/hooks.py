@@ -55,11 +55,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from ..common.layout import find_project
-from .errors import DaemonTimeout, MaestroError
+from ...common.layout import find_project
+from ..errors import DaemonTimeout, MaestroError
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from .._client import Client
 
 R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
@@ -156,7 +156,7 @@ def _reply_context(result: Mapping[str, object], budget: int) -> str:
 
 
 def log_path() -> Path:
-    from ..common import paths
+    from ...common import paths
 
     return paths.resolve().log_dir / LOG_NAME
 
@@ -174,7 +174,7 @@ def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
         except FileNotFoundError:
             pass
         if screen:
-            from ..core.secrets import redact  # loads only when a hook has something to log
+            from ...core.secrets import redact  # loads only when a hook has something to log
 
             reason = redact(reason)
         import datetime as dt  # only when there is something to log
@@ -248,7 +248,7 @@ class _Memory:
     """The client for one hook: the daemon with a short timeout, then direct mode."""
 
     def __init__(self, project: Path, event: str, tool: str = "claude") -> None:
-        from ._client import Client
+        from .._client import Client
 
         self.project = project
         self.event = event
@@ -263,7 +263,7 @@ class _Memory:
             if not repeatable or self.client.direct or self.client.require_daemon:
                 raise
             log_reason(self.event, f"{exc.message}; using the files directly")
-            from ._client import Client
+            from .._client import Client
 
             self.client.close()
             self.client = Client(self.project, direct=True)
@@ -318,9 +318,9 @@ def _import_tool_memories(memory: _Memory) -> None:
     ``maestroctl import`` or the daemon takes it in). The context never waits for it."""
     if memory.client.last_via == "daemon":
         return
-    from ..common import toolsources
-    from ..core.toolmem import TOOLS as MEMORY_TOOLS
-    from ._client import Client
+    from ...common import toolsources
+    from ...core.toolmem import TOOLS as MEMORY_TOOLS
+    from .._client import Client
 
     try:
         config = toolsources.import_config()
@@ -416,7 +416,7 @@ def _session_note(memory: _Memory, data: dict[str, Any]) -> None:
     session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
     if session_id is None or path is None:
         return
-    from ..core.digest import distil
+    from ...core.digest import distil
 
     def late() -> bool:
         return time.monotonic() - _STARTED[0] > _scaled(TRANSCRIPT_BUDGET)

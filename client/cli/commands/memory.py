@@ -7,8 +7,8 @@ import argparse
 import os
 from typing import Any
 
-from .. import _output as out
-from ..errors import DaemonNotRunning, MaestroError
+from ...errors import DaemonNotRunning, MaestroError
+from .. import output as out
 from .base import (
     DECISIONS,
     DEFAULT_CATEGORY,

@@ -161,7 +161,7 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
 
 def write_text(path: Path, text: str) -> None:
     """``text`` into ``path`` atomically (the folder is made if missing)."""
-    from ..core import fsio
+    from ...core import fsio
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .. import _output as out
-from ..errors import MaestroError
+from ...errors import MaestroError
+from .. import output as out
 from .base import Context, Outcome, UsageProblem, command, memory_outcome
 
 if TYPE_CHECKING:
@@ -97,9 +97,9 @@ def cmd_forget(ctx: Context, ns: argparse.Namespace) -> Outcome:
 def scan_memory_files(project: str) -> list[dict[str, Any]]:
     """Secrets already in the memory files (written before the screen, or by hand): where
     they are and of which kind, never their value."""
-    from ...core.memory import FILES
-    from ...core.secrets import find_secrets
-    from ...core.store import MemoryStore
+    from ....core.memory import FILES
+    from ....core.secrets import find_secrets
+    from ....core.store import MemoryStore
 
     store = MemoryStore(project)
     memory = store.read()

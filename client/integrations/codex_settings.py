@@ -37,8 +37,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from . import _agent_settings as common
-from ._agent_settings import IntegrationError
+from . import agent_settings as common
+from .agent_settings import IntegrationError
 
 TOOL = "codex"
 SCOPES = ("project", "user")

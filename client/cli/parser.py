@@ -12,7 +12,7 @@ import argparse
 from typing import NoReturn
 
 from . import commands
-from .cli import PROG
+from .exits import PROG
 
 EPILOG = """\
 project:

@@ -27,8 +27,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import _agent_settings as common
-from ._agent_settings import IntegrationError
+from . import agent_settings as common
+from .agent_settings import IntegrationError
 
 TOOL = "gemini"
 SCOPES = ("project", "user")
