@@ -180,7 +180,11 @@ class Client:
         target = self._project_path(path)
         return cast("UnregisterReply", self.call("unregister", {"path": target}, project=target))
 
-    def projects(self) -> ProjectsReply:
+    def projects(self, *, direct_when_down: bool = False) -> ProjectsReply:
+        """The registered projects. ``direct_when_down``: when no daemon answers, read its
+        registry file instead, with the function the daemon answers with (``statefiles``)."""
+        if direct_when_down:
+            return cast("ProjectsReply", self._call_or_read("projects", {}, None))
         return cast("ProjectsReply", self.call("projects"))
 
     def initialize(
@@ -332,9 +336,19 @@ class Client:
         return self.call("search", args, project=project)
 
     def log(
-        self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
+        self,
+        limit: int | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+        direct_when_down: bool = False,
     ) -> LogReply:
-        return cast("LogReply", self.call("log", _drop_none(limit=limit), project=project))
+        """The project's journal, newest last. ``direct_when_down``: when no daemon answers
+        (or it does not own the project), read the journal file instead, with the function the
+        daemon answers with (``statefiles``)."""
+        args = _drop_none(limit=limit)
+        if direct_when_down:
+            return cast("LogReply", self._call_or_read("log", args, project))
+        return cast("LogReply", self.call("log", args, project=project))
 
     def shutdown(self) -> ShutdownReply:
         return cast("ShutdownReply", self.call("shutdown"))
@@ -402,6 +416,35 @@ class Client:
         if "\x00" in text:
             raise RequestError("bad_request", "project path must not contain NUL characters")
         return os.path.abspath(os.path.expanduser(text))
+
+    def _call_or_read(
+        self, op: str, args: dict[str, Any], project: str | os.PathLike[str] | None
+    ) -> Result:
+        """``op`` through the daemon when it answers, else read from the daemon's state files
+        (``projects``, ``log``: read-only, so reading them without the daemon is safe)."""
+        if not self.direct and self.daemon_running():
+            try:
+                return self.call(op, args, project=project)
+            except (DaemonUnavailable, RequestError):
+                pass  # it stopped, or does not own the project: read the file below
+        from ..common import ops, statefiles
+        from ..common.protocol import OpError
+
+        try:
+            if op == "projects":
+                try:
+                    registered = statefiles.read_registry(self.paths.registry_path)
+                except (OSError, ValueError):
+                    registered = []  # the daemon logs this when it starts; a reader sees none
+                result = statefiles.project_listing(registered)
+            else:
+                root = ops.resolve_project(self._project_path(project))
+                limit = ops.opt_int(args, "limit", statefiles.LOG_LIMIT_DEFAULT)
+                result = statefiles.log_reply(self.paths.journal_dir, root, limit)
+        except OpError as exc:
+            raise RequestError(exc.code, exc.message) from exc
+        self.last_via = "direct"
+        return result
 
     # -- direct mode -------------------------------------------------------------------------
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:

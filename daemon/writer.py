@@ -38,6 +38,7 @@ from typing import Any
 
 import zmq
 
+from ..common import layout
 from ..common.ops import Args, core_errors, dispatch_memory_op
 from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
 from ..core import fsio
@@ -195,10 +196,6 @@ class WriteQueue:
 
     def depth(self) -> int:
         return len(self._items)
-
-
-def memory_dir_of(project: Path) -> Path:
-    return MemoryStore(project).memory_dir
 
 
 def disk_signature(memory_dir: Path) -> Signature:
@@ -361,7 +358,7 @@ class Writer:
         try:
             # (reliability) A commit a crash cut short is completed before the first read, so
             # the cache never serves half of it (never called holding the project lock).
-            fsio.recover_if_interrupted(memory_dir_of(project))
+            fsio.recover_if_interrupted(layout.memory_dir(project))
             memory = self._load(project, tracked, reuse=False)
         except Exception as exc:
             log.error("cannot read the memory of %s: %s", project, exc)
@@ -389,7 +386,7 @@ class Writer:
             return
         if (
             tracked.memory is not None
-            and disk_signature(memory_dir_of(project)) == tracked.signature
+            and disk_signature(layout.memory_dir(project)) == tracked.signature
         ):
             return
         try:
@@ -408,7 +405,7 @@ class Writer:
         """The parsed Memory of ``project``: the tracked one if the files have not changed
         since we last read or wrote them, else a fresh parse (an external edit if the content
         differs from what we knew). ``basis``: the signature already taken (in a transaction)."""
-        memory_dir = memory_dir_of(project)
+        memory_dir = layout.memory_dir(project)
         # Taken before reading: a change after it shows later.
         signature = disk_signature(memory_dir) if basis is None else basis
         if reuse and tracked.memory is not None and signature == tracked.signature:
