@@ -23,7 +23,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 # The op table and the envelope: light, they load no core. Imported once here, not per call.
@@ -96,10 +96,18 @@ class Client:
         direct: bool = False,
         paths: Paths | None = None,
         lock_deadline: float | None = None,
+        fallback_after_timeout: bool = False,
+        on_fallback: Callable[[str], None] | None = None,
     ) -> None:
         """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
         take the project lock by then fails (``internal``, "held by another writer") instead
-        of waiting for it — for a hook's bounded work. None waits."""
+        of waiting for it — for a hook's bounded work. None waits.
+
+        The timeout policy, one for every caller: a daemon that does not answer within
+        ``timeout`` raises ``DaemonTimeout`` (it may still apply the op). With
+        ``fallback_after_timeout`` (the agent hooks set it), a memory op that is safe to repeat
+        (``IDEMPOTENT_OPS``) runs again in direct mode instead, and so does every later call
+        of this client; ``on_fallback`` is told why, once."""
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         if retries < 0:
@@ -117,6 +125,8 @@ class Client:
         self.last_via: Via | None = None
         self._paths = paths
         self.lock_deadline = lock_deadline
+        self.fallback_after_timeout = fallback_after_timeout
+        self.on_fallback = on_fallback
         self._lock = threading.RLock()
         self._context: zmq.Context[Any] | None = None
         self._socket: zmq.Socket[Any] | None = None
@@ -381,6 +391,19 @@ class Client:
                 raise DaemonNotRunning(self._not_running_message(op))
             try:
                 result = self._request(op, target, payload)
+            except DaemonTimeout as exc:
+                if (
+                    self.fallback_after_timeout
+                    and is_memory_op
+                    and not self.require_daemon
+                    and _repeatable(op, payload)
+                ):
+                    self._drop_socket()
+                    self.direct = True  # a daemon that timed out once: not waited for again
+                    if self.on_fallback is not None:
+                        self.on_fallback(f"{exc.message}; using the files directly")
+                    return self._direct(op, target, payload)
+                raise
             except DaemonNotRunning:
                 # It went away while we waited. Running the op again here is safe only when
                 # repeating it changes nothing.

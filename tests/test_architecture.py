@@ -185,3 +185,86 @@ def test_no_layer_imports_what_it_must_not() -> None:
 
 def test_no_import_cycle_between_first_party_modules() -> None:
     assert cycles(import_graph()) == []
+
+
+# -- one home for each small fact ---------------------------------------------------------------
+AGENT_NAMES = {"claude", "codex", "gemini"}
+# core/toolmem.py's own copy of the tuple moves to common/agents.py with the core half of
+# issue 26 (branch arch-core); drop this exemption when both are merged.
+AGENT_TUPLE_PENDING = {"core/toolmem.py"}
+
+
+def _constants(path: Path) -> Iterator[ast.AST]:
+    yield from ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+
+
+def _where(predicate: object) -> set[str]:
+    assert callable(predicate)
+    found: set[str] = set()
+    for path, _ in modules().values():
+        if any(predicate(node) for node in _constants(path)):
+            found.add(path.relative_to(REPO).as_posix())
+    return found
+
+
+def _is_agent_list(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Tuple | ast.List | ast.Set) or len(node.elts) != 3:
+        return False
+    values = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+    return values == AGENT_NAMES
+
+
+def test_the_agent_tool_names_are_listed_in_one_module() -> None:
+    assert _where(_is_agent_list) - AGENT_TUPLE_PENDING == {"common/agents.py"}
+
+
+def test_the_maestro_folder_name_is_typed_in_one_module() -> None:
+    def is_maestro(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and node.value in (".maestro", ".maestro/memory")
+
+    assert _where(is_maestro) == {"common/layout.py"}
+
+
+def test_the_exit_codes_and_the_program_name_live_in_one_module() -> None:
+    def defines(node: ast.AST) -> bool:
+        return isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id in ("PROG", "EXIT_USAGE", "EXIT_UNAVAILABLE")
+            for t in node.targets
+        )
+
+    assert _where(defines) == {"client/cli/exits.py"}
+
+
+def test_the_state_file_readers_live_in_one_module() -> None:
+    def defines(node: ast.AST) -> bool:
+        return isinstance(node, ast.FunctionDef) and node.name in (
+            "journal_name",
+            "read_journal",
+            "read_registry",
+        )
+
+    assert _where(defines) == {"common/statefiles.py"}
+
+
+def test_config_toml_is_parsed_by_one_reader() -> None:
+    def parses_toml(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "loads"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "tomllib"
+        )
+
+    # Codex's own config.toml is another program's file, edited by its integration.
+    assert _where(parses_toml) - {"client/integrations/codex_settings.py"} == {"common/settings.py"}
+
+
+def test_forget_turns_a_match_into_ids_in_one_place() -> None:
+    def matches_for_forget(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "matching"
+        )
+
+    assert _where(matches_for_forget) - {"core/store.py"} == {"common/ops.py"}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..client import Client
-from ..client.errors import RequestError
+from ..client.errors import MaestroError, RequestError
 from ..common import layout
 from ..common.layout import memory_dir
 from ..common.statefiles import journal_name
@@ -27,7 +27,7 @@ MEMORY_FILES = tuple(layout.MEMORY_FILES.values())
 JOURNAL_LIMIT = 1000  # journal records read for the chart: the newest, the log op's maximum
 
 
-class UnknownProject(ValueError):
+class UnknownProject(MaestroError, ValueError):
     """A project the page was not started for and the daemon does not know."""
 
 

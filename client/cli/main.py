@@ -4,7 +4,7 @@ Every subcommand is one function registered in ``COMMANDS`` (the ``commands/`` p
 module per group); this module parses the command line, runs the chosen one, and renders its
 outcome -- for people, or as exactly one JSON document with ``--json`` (errors included).
 Only json loads at start; argparse and the command modules load when a command line is
-parsed (``_parser.py``), and zmq, platformdirs and the memory core in the command that needs
+parsed (``parser.py``), and zmq, platformdirs and the memory core in the command that needs
 them. ``hook <tool> <event>``, which agents run at every session start and prompt, is
 dispatched before any of that (``_hook_fast_path``).
 """
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The whole argument parser (``_parser.py``: argparse and every command module)."""
+    """The whole argument parser (``parser.py``: argparse and every command module)."""
     from .parser import build_parser as build
 
     return build()

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...common.errors import MaestroError
+
 PROGRAM = "maestroctl"
 # (tool's event name, our hook event, timeout in the tool's unit)
 HookSpec = tuple[str, str, int]
 
 
-class IntegrationError(Exception):
+class IntegrationError(MaestroError):
     """A settings file cannot be edited safely (unreadable, not the expected shape)."""
 
 

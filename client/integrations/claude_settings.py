@@ -46,7 +46,7 @@ TOOL = "claude"
 
 
 def hook_command(event: str, program: str | None = None, portable: bool = True) -> str:
-    """The command Claude Code runs for ``event``; always exits 0 (``_agent_settings``)."""
+    """The command Claude Code runs for ``event``; always exits 0 (``agent_settings``)."""
     return common.hook_command(TOOL, event, portable, program)
 
 

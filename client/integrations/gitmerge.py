@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...common import layout
+from ...common.errors import MaestroError
 
 if TYPE_CHECKING:
     from ...core.markdown import FileKind
@@ -38,7 +39,7 @@ EXIT_CONFLICT = 1
 EXIT_ERROR = 2
 
 
-class GitError(RuntimeError):
+class GitError(MaestroError, RuntimeError):
     """A git command failed (the message carries git's own words)."""
 
 

@@ -84,6 +84,7 @@ HOOK_MAY_LOAD = {
     "maestro_memory.client.integrations",
     "maestro_memory.client.integrations.hooks",
     "maestro_memory.common",
+    "maestro_memory.common.agents",
     "maestro_memory.common.errors",
     "maestro_memory.common.layout",
     "maestro_memory.common.paths",

@@ -4,7 +4,7 @@ A command is one function registered with ``@command(name, summary, arguments)``
 module of its group (``commands/<group>.py``). It receives the ``Context`` (global options,
 the project, a lazily made ``Client``) and its parsed arguments, and returns an ``Outcome``:
 the JSON-safe result, the text a person reads and the exit code. It raises ``MaestroError``
-(exit 1), ``DaemonUnavailable`` (exit 3) or ``UsageProblem`` (exit 2). ``cli.py`` is the one
+(exit 1), ``DaemonUnavailable`` (exit 3) or ``UsageProblem`` (exit 2). ``cli/main.py`` is the one
 renderer: the text, or exactly one JSON document with ``--json`` (errors included).
 
 The few commands that speak another program's protocol on stdout (``hook``, ``mcp``,

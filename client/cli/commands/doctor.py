@@ -423,9 +423,8 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.codex_tool()
     doctor.gemini_tool()
     doctor.tool_memories(st)
-    from .privacy import doctor_privacy
 
-    doctor_privacy(doctor)
+    _privacy(doctor)
     _agents(doctor)
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
@@ -440,3 +439,28 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     return Outcome(
         result, "\n".join(lines), exit_code=EXIT_ERROR if failed else EXIT_OK, project=ctx.project
     )
+
+
+def _privacy(doctor: _Doctor) -> None:
+    from .privacy import GIT_HISTORY_HELP, scan_memory_files
+
+    project = doctor.ctx.project
+    if not layout.memory_dir(project).is_dir():
+        return
+    try:
+        found = scan_memory_files(project)
+    except OSError as exc:
+        doctor.add("secrets in memory", "fail", f"cannot read the memory files: {exc}")
+        return
+    if not found:
+        doctor.add("secrets in memory", "ok", "no secret found in the memory files")
+        return
+    for f in found:
+        where = f.get("entry_id") or f"{f['file']} line {f['line']}"
+        doctor.add(
+            "secrets in memory",
+            "fail",
+            f"{where} ({f['file']}) holds what looks like a secret: {', '.join(f['kinds'])}",
+            (f"maestroctl forget {f['entry_id']}" if "entry_id" in f else "edit the line out")
+            + f"; {GIT_HISTORY_HELP}",
+        )

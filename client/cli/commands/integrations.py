@@ -7,6 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
+from ....common.agents import AGENTS
 from ...errors import MaestroError
 from .base import Context, Outcome, command
 
@@ -22,7 +23,7 @@ def _project_of(ctx: Context) -> Path | None:
 
 
 def _integrate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("agent", choices=["claude", "codex", "gemini"])
+    p.add_argument("agent", choices=sorted(AGENTS))
     p.add_argument(
         "--scope",
         choices=["project", "local", "user"],

@@ -7,6 +7,7 @@ import argparse
 import os
 from typing import Any
 
+from ....common.agents import AGENTS
 from ...errors import DaemonNotRunning, MaestroError
 from .. import output as out
 from .base import (
@@ -73,7 +74,7 @@ def _context_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--for",
         dest="for_tool",
-        choices=("claude", "gemini", "codex"),
+        choices=AGENTS,
         help="the tool the context is for: facts imported from its own memory are left out",
     )
 
