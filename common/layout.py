@@ -42,3 +42,10 @@ def find_project(start: str | os.PathLike[str]) -> Path | None:
         if (candidate / MAESTRO_DIR).is_dir():
             return candidate
     return None
+
+
+def project_or_here(start: str | os.PathLike[str]) -> str:
+    """The nearest directory at or above ``start`` holding ``.maestro/``, else ``start`` itself
+    (absolute): ``maestroctl`` and ``maestroctl ui`` act there (``init`` makes the memory)."""
+    found = find_project(start)
+    return os.path.abspath(os.fspath(start)) if found is None else str(found)

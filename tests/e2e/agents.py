@@ -145,7 +145,7 @@ class Run:
 
     def hook_log(self) -> str:
         """Why a run may lack memory: the hooks' own log (fail-open hooks are silent)."""
-        from maestro_memory.client.hooks import log_path
+        from maestro_memory.client.integrations.hooks import log_path
 
         try:
             return log_path().read_text(errors="replace")[-3000:]

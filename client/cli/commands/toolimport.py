@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ....common.agents import AGENTS
 from .base import Context, Outcome, UsageProblem, command, memory_outcome
 
-TOOLS = ("claude", "gemini", "codex")  # core/toolmem.TOOLS (not imported: the CLI loads no core)
+TOOLS = AGENTS
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:

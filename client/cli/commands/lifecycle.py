@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DaemonNotRunning, DaemonTimeout, MaestroError
+from ...errors import DaemonNotRunning, DaemonTimeout, MaestroError
 from .base import (
     BACKGROUND_LOG,
     START_TIMEOUT,
@@ -25,8 +25,8 @@ from .base import (
 if TYPE_CHECKING:
     import subprocess
 
-    from ...common.paths import Paths
-    from .._service import ServiceManager
+    from ....common.paths import Paths
+    from ...integrations.service import ServiceManager
 
 
 # -- daemon lifecycle --------------------------------------------------------------------------
@@ -39,7 +39,7 @@ def _start_args(p: argparse.ArgumentParser) -> None:
 
 
 def _daemon_argv() -> list[str]:
-    from .._service import find_maestrod
+    from ...integrations.service import find_maestrod
 
     found = find_maestrod()
     return [str(found)] if found else [sys.executable, "-m", "maestro_memory.daemon"]
@@ -83,7 +83,7 @@ def _log_tail(paths: Paths) -> str:
 
 
 def _service_for_start() -> ServiceManager | None:
-    from .._service import manager_for
+    from ...integrations.service import manager_for
 
     manager = manager_for()
     return manager if manager.serves_this_home() else None
@@ -91,7 +91,7 @@ def _service_for_start() -> ServiceManager | None:
 
 def start_daemon(ctx: Context) -> dict[str, Any]:
     """Start maestrod detached and wait until it answers; returns what happened."""
-    from .._service import ServiceError, run_command
+    from ...integrations.service import ServiceError, run_command
 
     client = ctx.client()
     if client.daemon_running():
@@ -144,7 +144,7 @@ def start_daemon(ctx: Context) -> dict[str, Any]:
 
 def stop_daemon(ctx: Context) -> dict[str, Any]:
     """Ask maestrod to shut down and wait until its lock is free."""
-    from .._liveness import lock_is_held
+    from ..._liveness import lock_is_held
 
     client = ctx.client()
     if not client.daemon_running():

@@ -37,8 +37,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from . import _agent_settings as common
-from ._agent_settings import IntegrationError
+from ...common import layout
+from . import agent_settings as common
+from .agent_settings import IntegrationError
 
 TOOL = "codex"
 SCOPES = ("project", "user")
@@ -303,7 +304,7 @@ def integrate_codex(
         report.notes.append(
             "Codex's own settings (model, projects you trusted yourself) are left as they were"
         )
-    elif scope == "project" and not (project / ".maestro").is_dir():
+    elif scope == "project" and not (project / layout.MAESTRO_DIR).is_dir():
         report.notes.append(
             f"{project} has no .maestro/ yet; the hooks stay silent until 'maestroctl init'"
         )

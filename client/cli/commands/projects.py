@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .. import _output as out
+from .. import output as out
 from .base import (
     Context,
     Outcome,

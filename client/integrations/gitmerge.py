@@ -19,10 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..common import layout
+from ...common import layout
+from ...common.errors import MaestroError
 
 if TYPE_CHECKING:
-    from ..core.markdown import FileKind
+    from ...core.markdown import FileKind
 
 DRIVER_NAME = "maestro-memory"
 DRIVER_TITLE = "Maestro Memory entry-level merge"
@@ -38,7 +39,7 @@ EXIT_CONFLICT = 1
 EXIT_ERROR = 2
 
 
-class GitError(RuntimeError):
+class GitError(MaestroError, RuntimeError):
     """A git command failed (the message carries git's own words)."""
 
 
@@ -108,7 +109,7 @@ def git_merge_file(base: str, ours: str, theirs: str, marker_size: int) -> str:
 
 
 def _kind_of(path_name: str | None, ours: str, theirs: str) -> FileKind | None:
-    from ..core.merge import detect_kind
+    from ...core.merge import detect_kind
 
     if path_name:
         kind = KIND_BY_NAME.get(Path(path_name).name)
@@ -143,7 +144,7 @@ def run_merge_driver(
     base_path: str, ours_path: str, theirs_path: str, path_name: str | None = None
 ) -> int:
     """Merge the three versions into ``ours_path``; 0 when clean, 1 with conflict markers."""
-    from ..core.merge import merge
+    from ...core.merge import merge
 
     o, a, b = Path(base_path), Path(ours_path), Path(theirs_path)
     try:
@@ -162,7 +163,7 @@ def run_merge_driver(
         )
     except Exception as exc:  # a bug must not lose theirs: let git's own line merge run
         return _plain_merge(a, o, b, f"entry-level merge failed ({type(exc).__name__}: {exc})")
-    from ..core import fsio
+    from ...core import fsio
 
     try:
         fsio.write_atomic(a, _encode(result.text))
@@ -222,7 +223,7 @@ def git_setup(path: Path | str, program: str | None = None) -> list[str]:
         done.append(f"{attributes}: already has '{ATTRIBUTE_LINE}'")
     else:
         sep = "" if not existing or existing.endswith("\n") else "\n"
-        from ..core import fsio
+        from ...core import fsio
 
         fsio.write_atomic(attributes, (existing + sep + ATTRIBUTE_LINE + "\n").encode("utf-8"))
         done.append(

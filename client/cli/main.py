@@ -4,7 +4,7 @@ Every subcommand is one function registered in ``COMMANDS`` (the ``commands/`` p
 module per group); this module parses the command line, runs the chosen one, and renders its
 outcome -- for people, or as exactly one JSON document with ``--json`` (errors included).
 Only json loads at start; argparse and the command modules load when a command line is
-parsed (``_parser.py``), and zmq, platformdirs and the memory core in the command that needs
+parsed (``parser.py``), and zmq, platformdirs and the memory core in the command that needs
 them. ``hook <tool> <event>``, which agents run at every session start and prompt, is
 dispatched before any of that (``_hook_fast_path``).
 """
@@ -17,24 +17,18 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import DaemonUnavailable, MaestroError
+from ..errors import DaemonUnavailable, MaestroError
+from .exits import EXIT_ERROR, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, PROG
 
 if TYPE_CHECKING:
     import argparse
 
     from . import commands
 
-PROG = "maestroctl"
-# The exit statuses (the epilog of ``--help`` explains them; ``commands.base`` re-exports them).
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_UNAVAILABLE = 3
-
 
 def build_parser() -> argparse.ArgumentParser:
-    """The whole argument parser (``_parser.py``: argparse and every command module)."""
-    from ._parser import build_parser as build
+    """The whole argument parser (``parser.py``: argparse and every command module)."""
+    from .parser import build_parser as build
 
     return build()
 
@@ -49,7 +43,7 @@ def _hook_fast_path(args: Sequence[str]) -> int | None:
     """
     if len(args) != 3 or args[0] != "hook":
         return None
-    from .hooks import EVENTS, TOOLS, run_hook
+    from ..integrations.hooks import EVENTS, TOOLS, run_hook
 
     if args[1] not in TOOLS or args[2] not in EVENTS:
         return None
@@ -122,7 +116,7 @@ def _main(args: list[str]) -> int:
         return hook
     as_json = _wants_json(args)
     if _wants_version(args):
-        from ..common.version import package_version
+        from ...common.version import package_version
 
         version = package_version()
         if as_json:
@@ -139,7 +133,7 @@ def _main(args: list[str]) -> int:
             _emit_text(f"{PROG} {version}")
         return EXIT_OK
     from . import commands
-    from ._parser import UsageError
+    from .parser import UsageError
 
     try:
         ns = build_parser().parse_args(args)
@@ -195,7 +189,3 @@ def _traceback(ctx: commands.Context, exc: BaseException) -> None:
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

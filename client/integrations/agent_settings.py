@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...common.errors import MaestroError
+
 PROGRAM = "maestroctl"
 # (tool's event name, our hook event, timeout in the tool's unit)
 HookSpec = tuple[str, str, int]
 
 
-class IntegrationError(Exception):
+class IntegrationError(MaestroError):
     """A settings file cannot be edited safely (unreadable, not the expected shape)."""
 
 
@@ -161,7 +163,7 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
 
 def write_text(path: Path, text: str) -> None:
     """``text`` into ``path`` atomically (the folder is made if missing)."""
-    from ..core import fsio
+    from ...core import fsio
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import MaestroError
+from ..errors import MaestroError
 
 SYSTEMD_UNIT = "maestrod.service"
 LAUNCHD_LABEL = "com.maestro.memory"
@@ -381,7 +381,7 @@ def run_command(argv: tuple[str, ...], *, check: bool = True) -> subprocess.Comp
 
 
 def write_file(path: Path, content: str) -> None:
-    from ..core import fsio
+    from ...core import fsio
 
     fsio.write_atomic(path, content.encode("utf-8"), mode=0o644)
 

@@ -4,7 +4,7 @@ A command is one function registered with ``@command(name, summary, arguments)``
 module of its group (``commands/<group>.py``). It receives the ``Context`` (global options,
 the project, a lazily made ``Client``) and its parsed arguments, and returns an ``Outcome``:
 the JSON-safe result, the text a person reads and the exit code. It raises ``MaestroError``
-(exit 1), ``DaemonUnavailable`` (exit 3) or ``UsageProblem`` (exit 2). ``cli.py`` is the one
+(exit 1), ``DaemonUnavailable`` (exit 3) or ``UsageProblem`` (exit 2). ``cli/main.py`` is the one
 renderer: the text, or exactly one JSON document with ``--json`` (errors included).
 
 The few commands that speak another program's protocol on stdout (``hook``, ``mcp``,
@@ -22,19 +22,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...common import layout
-from .._client import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
-from .._client import Client
-from ..cli import EXIT_ERROR as EXIT_ERROR  # the exit statuses are the CLI's (cli.py)
-from ..cli import EXIT_OK as EXIT_OK
-from ..cli import EXIT_UNAVAILABLE as EXIT_UNAVAILABLE
-from ..cli import EXIT_USAGE as EXIT_USAGE
-from ..errors import DaemonTimeout
+from ....common import layout
+from ..._client import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+from ..._client import Client
+from ...errors import DaemonTimeout
+from ..exits import EXIT_ERROR as EXIT_ERROR  # the exit statuses are the CLI's (exits.py)
+from ..exits import EXIT_OK as EXIT_OK
+from ..exits import EXIT_UNAVAILABLE as EXIT_UNAVAILABLE
+from ..exits import EXIT_USAGE as EXIT_USAGE
 
 if TYPE_CHECKING:
     import subprocess
 
-    from ...common.paths import Paths
+    from ....common.paths import Paths
 
 START_TIMEOUT = 15.0  # how long `start` waits for the new daemon to answer hello
 STOP_TIMEOUT = 15.0  # how long `stop` waits for the daemon to release its lock
@@ -59,8 +59,7 @@ class UsageProblem(Exception):
 def find_project(start: str) -> str:
     """The nearest directory at or above ``start`` holding ``.maestro/``, else ``start``
     itself: ``maestroctl init`` in a fresh directory makes the memory there."""
-    found = layout.find_project(start)
-    return os.path.abspath(start) if found is None else str(found)
+    return layout.project_or_here(start)
 
 
 @dataclass

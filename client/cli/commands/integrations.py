@@ -7,7 +7,8 @@ import argparse
 import os
 from pathlib import Path
 
-from ..errors import MaestroError
+from ....common.agents import AGENTS
+from ...errors import MaestroError
 from .base import Context, Outcome, command
 
 MCP_INSTALL_HINT = (
@@ -22,7 +23,7 @@ def _project_of(ctx: Context) -> Path | None:
 
 
 def _integrate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("agent", choices=["claude", "codex", "gemini"])
+    p.add_argument("agent", choices=sorted(AGENTS))
     p.add_argument(
         "--scope",
         choices=["project", "local", "user"],
@@ -65,7 +66,7 @@ def _integrate_args(p: argparse.ArgumentParser) -> None:
 def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
     if ns.agent in ("codex", "gemini"):
         return _integrate_other(ctx, ns)
-    from ..claude_settings import IntegrationError, integrate_claude
+    from ...integrations.claude_settings import IntegrationError, integrate_claude
 
     try:
         report = integrate_claude(
@@ -73,7 +74,7 @@ def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
         )
     except IntegrationError as exc:
         raise MaestroError(f"integrate: {exc}") from exc
-    from ..claude_settings import settings_path
+    from ...integrations.claude_settings import settings_path
 
     path = settings_path(ns.scope, _project_of(ctx))
     return Outcome(
@@ -88,7 +89,7 @@ def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
 )
 def cmd_mcp(ctx: Context, ns: argparse.Namespace) -> Outcome:
     try:
-        from ..mcp_server import serve
+        from ...integrations.mcp_server import serve
     except ImportError as exc:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
@@ -97,7 +98,7 @@ def cmd_mcp(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
 
 def _ui_args(p: argparse.ArgumentParser) -> None:
-    from ...ui import add_arguments
+    from ....ui import add_arguments
 
     add_arguments(p)
 
@@ -111,7 +112,7 @@ def _ui_args(p: argparse.ArgumentParser) -> None:
     "'pip install maestro-agent-memory[ui]'.",
 )
 def cmd_ui(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ...ui import run_ui
+    from ....ui import run_ui
 
     return Outcome.already_printed(run_ui(ns))
 
@@ -134,7 +135,7 @@ def _merge_driver_args(p: argparse.ArgumentParser) -> None:
     "Exit 0 when clean, 1 when conflict markers were left.",
 )
 def cmd_merge_driver(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ..gitmerge import EXIT_ERROR, run_merge_driver
+    from ...integrations.gitmerge import EXIT_ERROR, run_merge_driver
 
     if not ctx.json:  # what git runs: the result in %A, notes on stderr
         return Outcome.already_printed(run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path))
@@ -169,7 +170,7 @@ def _git_setup_args(p: argparse.ArgumentParser) -> None:
     "'.maestro/memory/*.md merge=maestro-memory' to its .gitattributes.",
 )
 def cmd_git_setup(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ..gitmerge import GitError, git_setup
+    from ...integrations.gitmerge import GitError, git_setup
 
     target = _project_of(ctx) or Path(os.getcwd())
     try:
@@ -181,12 +182,12 @@ def cmd_git_setup(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
 def _integrate_other(ctx: Context, ns: argparse.Namespace) -> Outcome:
     """``integrate codex`` / ``integrate gemini`` (``codex_settings``, ``gemini_settings``)."""
-    from ..claude_settings import IntegrationError
+    from ...integrations.claude_settings import IntegrationError
 
     if ns.agent == "codex":
-        from ..codex_settings import integrate_codex as integrate
+        from ...integrations.codex_settings import integrate_codex as integrate
     else:
-        from ..gemini_settings import integrate_gemini as integrate
+        from ...integrations.gemini_settings import integrate_gemini as integrate
     try:
         report = integrate(
             Path(ctx.project),

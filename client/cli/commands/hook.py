@@ -1,4 +1,4 @@
-"""``hook <tool> <event>``: one agent hook (the runtime is ``client/hooks.py``).
+"""``hook <tool> <event>``: one agent hook (the runtime is ``client/integrations/hooks.py``).
 
 ``<tool>`` is ``claude``, ``codex`` or ``gemini``; ``<event>`` is ours, the same for every
 tool (the tool's settings map its own events onto it). Fail-open: it always exits 0 and prints
@@ -13,7 +13,7 @@ from .base import Context, Outcome, command
 
 
 def _hook_args(p: argparse.ArgumentParser) -> None:
-    from ..hooks import EVENTS, TOOLS
+    from ...integrations.hooks import EVENTS, TOOLS
 
     p.add_argument("agent", choices=TOOLS)
     p.add_argument("event", choices=EVENTS)
@@ -27,6 +27,6 @@ def _hook_args(p: argparse.ArgumentParser) -> None:
     "whatever goes wrong, it exits 0 and prints nothing; the reason goes to the log directory.",
 )
 def cmd_hook(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ..hooks import run_hook
+    from ...integrations.hooks import run_hook
 
     return Outcome.already_printed(run_hook(ns.agent, ns.event))

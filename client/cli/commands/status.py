@@ -6,8 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from ...common import layout
-from .. import _output as out
+from ....common import layout
+from .. import output as out
 from .base import (
     EXIT_UNAVAILABLE,
     NOT_RUNNING_HINT,
@@ -174,7 +174,7 @@ def _last_errors(path: Any) -> list[str]:
 
 def _down_facts(ctx: Context) -> tuple[dict[str, Any], list[str]]:
     """What status can still say with the daemon down."""
-    from .._service import manager_for
+    from ...integrations.service import manager_for
     from .base import BACKGROUND_LOG
 
     p = ctx.paths
@@ -242,7 +242,7 @@ def cmd_status(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
 
 def _paths_result(ctx: Context) -> dict[str, Any]:
-    from .._service import find_maestrod, manager_for
+    from ...integrations.service import find_maestrod, manager_for
 
     p = ctx.paths
     manager = manager_for()

@@ -27,8 +27,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import _agent_settings as common
-from ._agent_settings import IntegrationError
+from ...common import layout
+from . import agent_settings as common
+from .agent_settings import IntegrationError
 
 TOOL = "gemini"
 SCOPES = ("project", "user")
@@ -162,7 +163,7 @@ def integrate_gemini(
                 "Gemini asks before each call of the memory's MCP tools (headless -p runs "
                 'cannot answer): --trust sets "trust": true on mcpServers.maestro'
             )
-        if scope == "project" and not (project / ".maestro").is_dir():
+        if scope == "project" and not (project / layout.MAESTRO_DIR).is_dir():
             report.notes.append(
                 f"{project} has no .maestro/ yet; the hooks stay silent until 'maestroctl init'"
             )

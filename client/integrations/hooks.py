@@ -6,7 +6,7 @@ ours, the same for every tool; each tool's settings module maps its own events o
 (``claude_settings``, ``codex_settings``, ``gemini_settings``): Claude Code and Codex
 ``SessionStart``/``UserPromptSubmit``/``SessionEnd``, Gemini ``SessionStart``/``BeforeAgent``/
 ``SessionEnd``. ``<tool>`` names who acted: it is in every ``hooks.log`` line, the output's
-``hookEventName`` is the tool's own, the handlers see it as ``_Memory.tool``, and the session
+``hookEventName`` is the tool's own, the handlers see it as ``_Run.tool``, and the session
 id of a Codex or Gemini session is prefixed with it (``codex:<id>``, ``gemini:<id>``), so the
 session ledger, the journal and every episodic entry of that session (its ``[session]``, shown
 by ``entries``) say which tool it was. Claude Code's ids stay bare, as they always were.
@@ -55,15 +55,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from ..common.layout import find_project
-from .errors import DaemonTimeout, MaestroError
+from ...common.agents import AGENTS
+from ...common.layout import find_project
+from ..errors import MaestroError
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from .._client import Client
 
 R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
-TOOLS: tuple[str, ...] = ("claude", "codex", "gemini")
+TOOLS: tuple[str, ...] = tuple(sorted(AGENTS))  # the agents, in hook/integrate order
 HOOK_EVENT_NAMES: dict[str, str] = {
     "session-start": "SessionStart",
     "user-prompt": "UserPromptSubmit",
@@ -76,7 +77,6 @@ TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
     "codex": HOOK_EVENT_NAMES,
     "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
 }
-_tool = "claude"  # the tool this hook process runs for (one hook per process)
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
@@ -156,12 +156,12 @@ def _reply_context(result: Mapping[str, object], budget: int) -> str:
 
 
 def log_path() -> Path:
-    from ..common import paths
+    from ...common import paths
 
     return paths.resolve().log_dir / LOG_NAME
 
 
-def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
+def log_reason(event: str, reason: str, *, screen: bool = True, tool: str = "claude") -> None:
     """Append one line to the hook log. ``reason`` passes the privacy screen first (it may
     quote what a daemon or a payload said); ``screen=False`` is for this module's own fixed
     messages on the deadline paths, which must not wait for the screen to load."""
@@ -174,13 +174,13 @@ def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
         except FileNotFoundError:
             pass
         if screen:
-            from ..core.secrets import redact  # loads only when a hook has something to log
+            from ...core.secrets import redact  # loads only when a hook has something to log
 
             reason = redact(reason)
         import datetime as dt  # only when there is something to log
 
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
-        line = " ".join(f"{stamp} pid={os.getpid()} {_tool} {event}: {reason}".split())
+        line = " ".join(f"{stamp} pid={os.getpid()} {tool} {event}: {reason}".split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, (line + "\n").encode("utf-8", "replace"))
@@ -198,9 +198,9 @@ def log_reason(event: str, reason: str, *, screen: bool = True) -> None:
 class _Watchdog:
     """SIGALRM at the deadline (interrupts any blocking wait), ``os._exit(0)`` as a backstop."""
 
-    def __init__(self, event: str, started: float) -> None:
-        self.event = event
-        self.started = started
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.started = run.started
         self.deadline, self.hard_deadline, _ = time_limits()
         self._done = threading.Event()
         self._armed = False
@@ -212,9 +212,7 @@ class _Watchdog:
     def _backstop(self) -> None:
         remaining = self.hard_deadline - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
-            log_reason(
-                self.event, f"still running after {self.hard_deadline:g} s; exited", screen=False
-            )
+            self.run.log(f"still running after {self.hard_deadline:g} s; exited", screen=False)
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
@@ -244,30 +242,46 @@ class _Watchdog:
 # -------------------------------------------------------------------------------------------
 
 
-class _Memory:
-    """The client for one hook: the daemon with a short timeout, then direct mode."""
+class _Run:
+    """This hook process's one run: the tool it serves, the event, when it started."""
 
-    def __init__(self, project: Path, event: str, tool: str = "claude") -> None:
-        from ._client import Client
+    __slots__ = ("event", "started", "tool")
 
-        self.project = project
-        self.event = event
+    def __init__(self, tool: str, event: str, started: float) -> None:
         self.tool = tool  # who acted: "claude" | "codex" | "gemini"
-        self.client = Client(project, timeout=time_limits()[2], retries=0)
+        self.event = event
+        self.started = started  # time.monotonic() at the start: the deadlines count from it
 
-    def call(self, op: Callable[[Client], R], *, repeatable: bool) -> R:
-        """Run ``op(client)``; after a daemon timeout, again in direct mode if ``repeatable``."""
-        try:
-            return op(self.client)
-        except DaemonTimeout as exc:
-            if not repeatable or self.client.direct or self.client.require_daemon:
-                raise
-            log_reason(self.event, f"{exc.message}; using the files directly")
-            from ._client import Client
+    def log(self, reason: str, *, screen: bool = True) -> None:
+        log_reason(self.event, reason, screen=screen, tool=self.tool)
 
-            self.client.close()
-            self.client = Client(self.project, direct=True)
-            return op(self.client)
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+class _HookClient:
+    """The ``Client`` of one hook run: the daemon with a short timeout, then direct mode."""
+
+    def __init__(self, run: _Run, project: Path) -> None:
+        from .._client import Client
+
+        self.run = run
+        self.project = project
+        self.event = run.event
+        self.tool = run.tool
+        # A daemon timeout falls back to the files for the ops safe to repeat: Client's policy.
+        self.client = Client(
+            project,
+            timeout=time_limits()[2],
+            retries=0,
+            fallback_after_timeout=True,
+            on_fallback=run.log,
+        )
+
+    def call(self, op: Callable[[Client], R]) -> R:
+        """Run ``op(client)`` (after a daemon timeout, in direct mode when the op may be
+        repeated: ``Client(fallback_after_timeout=True)``)."""
+        return op(self.client)
 
     def close(self) -> None:
         self.client.close()
@@ -293,11 +307,11 @@ def _text(data: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _hook_output(event: str, context: str) -> str:
+def _hook_output(tool: str, event: str, context: str) -> str:
     return json.dumps(
         {
             "hookSpecificOutput": {
-                "hookEventName": TOOL_EVENT_NAMES[_tool][event],
+                "hookEventName": TOOL_EVENT_NAMES[tool][event],
                 "additionalContext": context,
             }
         },
@@ -308,7 +322,7 @@ def _hook_output(event: str, context: str) -> str:
 IMPORT_RESERVE = 0.35  # seconds of the deadline a direct-mode import leaves for the context
 
 
-def _import_tool_memories(memory: _Memory) -> None:
+def _import_tool_memories(memory: _HookClient) -> None:
     """Take in what the agent tools saved in their own memories since the last import, when
     no daemon serves the project: a daemon imports on its watcher's events, so after a call
     it answered there is nothing to do here. Without it: a stat of each file against the
@@ -318,53 +332,51 @@ def _import_tool_memories(memory: _Memory) -> None:
     ``maestroctl import`` or the daemon takes it in). The context never waits for it."""
     if memory.client.last_via == "daemon":
         return
-    from ..common import toolsources
-    from ..core.toolmem import TOOLS as MEMORY_TOOLS
-    from ._client import Client
+    from ...common import toolsources
+    from .._client import Client
 
     try:
         config = toolsources.import_config()
     except ValueError as exc:
-        log_reason(memory.event, f"tool memories not imported: {exc}")
+        memory.run.log(f"tool memories not imported: {exc}")
         return
     locations = toolsources.locate(memory.project, Path.home(), config)
-    if not toolsources.needs_import(memory.project, locations, list(MEMORY_TOOLS)):
+    if not toolsources.needs_import(memory.project, locations, list(AGENTS)):
         return
-    until = _STARTED[0] + time_limits()[0] - _scaled(IMPORT_RESERVE)
+    until = memory.run.started + time_limits()[0] - _scaled(IMPORT_RESERVE)
     if time.monotonic() >= until:
-        log_reason(memory.event, "no time left to import the tool memories; skipped")
+        memory.run.log("no time left to import the tool memories; skipped")
         return
     try:
         with Client(memory.project, direct=True, lock_deadline=until) as client:
             client.import_tool_memories()
     except MaestroError as exc:  # the context matters more than the import
-        log_reason(memory.event, f"tool memories not imported: {exc}")
+        memory.run.log(f"tool memories not imported: {exc}")
 
 
-def _session_start(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+def _session_start(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     session_id = _text(data, "session_id")
     if session_id is None:
         # Without an id every start would count as a new session and decay the memory again.
-        log_reason(memory.event, "no session_id in the hook input; decay not applied")
+        memory.run.log("no session_id in the hook input; decay not applied")
     else:
-        memory.call(lambda c: c.initialize(session_id), repeatable=True)
+        memory.call(lambda c: c.initialize(session_id))
     _import_tool_memories(memory)
     result = memory.call(
-        lambda c: c.build_context(max_tokens=budget, session_id=session_id, for_tool=memory.tool),
-        repeatable=True,
+        lambda c: c.build_context(max_tokens=budget, session_id=session_id, for_tool=memory.tool)
     )
     context = _reply_context(result, budget)
-    return _hook_output("session-start", context) if context else ""
+    return _hook_output(memory.tool, "session-start", context) if context else ""
 
 
-def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     prompt = _text(data, "prompt")
     if prompt is None:
         return ""
     # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
     # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
-    result = memory.call(lambda c: c.detect_signals(prompt), repeatable=False)
+    result = memory.call(lambda c: c.detect_signals(prompt))
     facts = [
         " ".join(str(s.get("fact", "")).split())
         for s in result.get("signals", [])
@@ -378,8 +390,8 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
             line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
         out["systemMessage"] = line
     session_id = _text(data, "session_id")
-    if session_id is not None and time.monotonic() - _STARTED[0] > _scaled(PROMPT_BUILD_UNTIL):
-        log_reason(memory.event, "no time left for the prompt's context; only capture reported")
+    if session_id is not None and memory.run.elapsed() > _scaled(PROMPT_BUILD_UNTIL):
+        memory.run.log("no time left for the prompt's context; only capture reported")
     elif session_id is not None:
         # The prompt is the task: what memory holds about it that this session has not seen.
         limit = min(budget, PROMPT_MAX_TOKENS)
@@ -390,54 +402,54 @@ def _user_prompt(memory: _Memory, data: dict[str, Any], budget: int) -> str:
                 session_id=session_id,
                 unseen_only=True,
                 for_tool=memory.tool,  # it loads its own memory itself
-            ),
-            repeatable=True,
+            )
         )
         try:
             context = _reply_context(built, limit)
         except _Skip as exc:  # the capture above still stands: report it, skip the block
-            log_reason(memory.event, str(exc))
+            memory.run.log(str(exc))
             context = ""
         if context:
             out["hookSpecificOutput"] = {
-                "hookEventName": TOOL_EVENT_NAMES[_tool]["user-prompt"],
+                "hookEventName": TOOL_EVENT_NAMES[memory.tool]["user-prompt"],
                 "additionalContext": context,
             }
     return json.dumps(out, ensure_ascii=False) if out else ""
 
 
 TRANSCRIPT_BUDGET = 0.5  # seconds after the hook starts: stop reading the transcript
-_STARTED = [0.0]  # when this hook started (time.monotonic), set by run_claude_hook
 
 
-def _session_note(memory: _Memory, data: dict[str, Any]) -> None:
+def _session_note(memory: _HookClient, data: dict[str, Any]) -> None:
     """Distil the transcript into the session's episodic note (core.digest), if it had a
     prompt. A missing or unreadable transcript is no error: no note."""
     session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
     if session_id is None or path is None:
         return
-    from ..core.digest import distil
+    from ...core.digest import distil
 
     def late() -> bool:
-        return time.monotonic() - _STARTED[0] > _scaled(TRANSCRIPT_BUDGET)
+        return memory.run.elapsed() > _scaled(TRANSCRIPT_BUDGET)
 
     try:
         with open(path, "rb") as lines:
             note = distil(lines, str(memory.project), should_stop=late).note()
     except OSError as exc:
-        log_reason(memory.event, f"no session note: cannot read the transcript ({exc})")
+        memory.run.log(f"no session note: cannot read the transcript ({exc})")
         return
     if note is not None:
-        memory.call(lambda c: c.save_session_note(note, session_id), repeatable=True)
+        memory.call(lambda c: c.save_session_note(note, session_id))
 
 
-def _session_end(memory: _Memory, data: dict[str, Any], budget: int) -> str:
+def _session_end(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     _session_note(memory, data)
-    memory.call(lambda c: c.maintenance(), repeatable=True)
+    # Not redone in direct mode after a timeout (the op table: maintenance is not repeatable);
+    # the daemon that timed out still runs it, and the nightly job does it anyway.
+    memory.call(lambda c: c.maintenance())
     return ""
 
 
-_HANDLERS: dict[str, Callable[[_Memory, dict[str, Any], int], str]] = {
+_HANDLERS: dict[str, Callable[[_HookClient, dict[str, Any], int], str]] = {
     "session-start": _session_start,
     "user-prompt": _user_prompt,
     "session-end": _session_end,
@@ -445,22 +457,23 @@ _HANDLERS: dict[str, Callable[[_Memory, dict[str, Any], int], str]] = {
 }
 
 
-def _run(event: str, stdin: IO[bytes], memory_slot: list[_Memory]) -> str:
+def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
+    event, tool = run.event, run.tool
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
     data = _read_input(stdin)
     if event == "stop":
         return ""  # after every reply: not a session end, nothing to do
     sid = data.get("session_id")
-    if _tool != "claude" and isinstance(sid, str) and sid.strip():
-        data["session_id"] = f"{_tool}:{sid}"
+    if tool != "claude" and isinstance(sid, str) and sid.strip():
+        data["session_id"] = f"{tool}:{sid}"
     cwd = _text(data, "cwd") or os.getcwd()
     started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
     project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
         where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
         raise _Skip(f"no .maestro/ at or above {where}")
-    memory = _Memory(project, event, _tool)
+    memory = _HookClient(run, project)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())
 
@@ -476,27 +489,25 @@ def run_hook(
     tool: str, event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
 ) -> int:
     """Run one hook for ``tool``; always returns 0 (fail-open). Output only on success."""
-    global _tool
-    _tool = tool if tool in TOOLS else "claude"
     started = time.monotonic()
-    _STARTED[0] = started
+    run = _Run(tool if tool in TOOLS else "claude", event, started)
     output = ""
-    memory: list[_Memory] = []
+    memory: list[_HookClient] = []
     try:
-        with _Watchdog(event, started) as watchdog:
+        with _Watchdog(run) as watchdog:
             try:
-                output = _run(event, sys.stdin.buffer if stdin is None else stdin, memory)
+                output = _run(run, sys.stdin.buffer if stdin is None else stdin, memory)
             finally:
                 watchdog.disarm()  # first: no alarm can interrupt the handling below
     except _Deadline:
         elapsed, deadline = time.monotonic() - started, time_limits()[0]
-        log_reason(event, f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
+        run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
     except _Skip as exc:
-        log_reason(event, str(exc))
+        run.log(str(exc))
     except MaestroError as exc:
-        log_reason(event, f"{type(exc).__name__}: {exc}")
+        run.log(f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug: still fail open, with the reason logged
-        log_reason(event, f"unexpected {type(exc).__name__}: {exc}")
+        run.log(f"unexpected {type(exc).__name__}: {exc}")
     finally:
         for m in memory:
             with contextlib.suppress(Exception):
@@ -507,5 +518,5 @@ def run_hook(
             out.write(output + "\n")
             out.flush()
         except OSError as exc:
-            log_reason(event, f"cannot write the hook output: {exc}")
+            run.log(f"cannot write the hook output: {exc}")
     return 0

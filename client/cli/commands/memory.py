@@ -7,8 +7,9 @@ import argparse
 import os
 from typing import Any
 
-from .. import _output as out
-from ..errors import DaemonNotRunning, MaestroError
+from ....common.agents import AGENTS
+from ...errors import DaemonNotRunning, MaestroError
+from .. import output as out
 from .base import (
     DECISIONS,
     DEFAULT_CATEGORY,
@@ -73,7 +74,7 @@ def _context_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--for",
         dest="for_tool",
-        choices=("claude", "gemini", "codex"),
+        choices=AGENTS,
         help="the tool the context is for: facts imported from its own memory are left out",
     )
 

@@ -26,11 +26,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError, Unexpected
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
-from ..common import layout
-from ..common.layout import find_project
-from ..common.version import package_version
-from ._client import Client, Result
-from .errors import MaestroError
+from ...common import layout
+from ...common.layout import find_project
+from ...common.version import package_version
+from .._client import Client, Result
+from ..errors import MaestroError
 
 Category = Literal["user_preference", "architecture_decision", "quality_rule", "project_context"]
 FILES = layout.MEMORY_FILES

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...common import layout
-from .. import _output as out
-from ..errors import DaemonTimeout, MaestroError
+from ....common import layout
+from ...errors import DaemonTimeout, MaestroError
+from .. import output as out
 from .base import (
     EXIT_ERROR,
     EXIT_OK,
@@ -43,7 +43,7 @@ class _Doctor:
 
     def directories(self) -> None:
         p = self.ctx.paths
-        from ...common.paths import dir_problem, home_problems, maestro_home
+        from ....common.paths import dir_problem, home_problems, maestro_home
 
         home = maestro_home()
         if home is not None:
@@ -94,7 +94,7 @@ class _Doctor:
             )
 
     def executable(self) -> None:
-        from .._service import find_maestrod
+        from ...integrations.service import find_maestrod
 
         found = find_maestrod()
         if found is None:
@@ -126,7 +126,7 @@ class _Doctor:
         return st
 
     def service(self) -> None:
-        from .._service import find_maestrod, manager_for
+        from ...integrations.service import find_maestrod, manager_for
 
         manager = manager_for()
         target = manager.service_file
@@ -252,7 +252,7 @@ class _Doctor:
         off), and who takes them in: the daemon as they change, or the session-start hook."""
         from pathlib import Path
 
-        from ...common import toolsources
+        from ....common import toolsources
 
         project = Path(os.path.realpath(self.ctx.project))
         try:
@@ -299,7 +299,7 @@ class _Doctor:
                 )
         if not problems:
             self.add("memory files", "ok", f"{memory_dir} parses cleanly")
-        from ..gitmerge import git_setup_missing
+        from ...integrations.gitmerge import git_setup_missing
 
         warning = git_setup_missing(self.ctx.project)
         if warning:
@@ -309,7 +309,7 @@ class _Doctor:
 
     # -- agent tools: will their hooks run, is the MCP server registered? ---------------------
     def codex_tool(self) -> None:
-        from ..codex_settings import status
+        from ...integrations.codex_settings import status
 
         st = status(Path(self.ctx.project))
         if not st["found"] and not st.get("hooks"):
@@ -347,7 +347,7 @@ class _Doctor:
         self._mcp("codex mcp", bool(st["mcp"]), st["config"], fix)
 
     def gemini_tool(self) -> None:
-        from ..gemini_settings import settings_path, status
+        from ...integrations.gemini_settings import settings_path, status
 
         st = status(Path(self.ctx.project))
         if not st["found"] and not st.get("hooks"):
@@ -394,8 +394,8 @@ class _Doctor:
 def _agents(doctor: _Doctor) -> None:
     from pathlib import Path
 
-    from .._agent_checks import AGENT_CHECKS
-    from ..hooks import LOG_NAME
+    from ...integrations.agent_checks import AGENT_CHECKS
+    from ...integrations.hooks import LOG_NAME
 
     project = Path(doctor.ctx.project)
     hook_log = doctor.ctx.paths.log_dir / LOG_NAME
@@ -423,9 +423,8 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor.codex_tool()
     doctor.gemini_tool()
     doctor.tool_memories(st)
-    from .privacy import doctor_privacy
 
-    doctor_privacy(doctor)
+    _privacy(doctor)
     _agents(doctor)
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
@@ -440,3 +439,28 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     return Outcome(
         result, "\n".join(lines), exit_code=EXIT_ERROR if failed else EXIT_OK, project=ctx.project
     )
+
+
+def _privacy(doctor: _Doctor) -> None:
+    from .privacy import GIT_HISTORY_HELP, scan_memory_files
+
+    project = doctor.ctx.project
+    if not layout.memory_dir(project).is_dir():
+        return
+    try:
+        found = scan_memory_files(project)
+    except OSError as exc:
+        doctor.add("secrets in memory", "fail", f"cannot read the memory files: {exc}")
+        return
+    if not found:
+        doctor.add("secrets in memory", "ok", "no secret found in the memory files")
+        return
+    for f in found:
+        where = f.get("entry_id") or f"{f['file']} line {f['line']}"
+        doctor.add(
+            "secrets in memory",
+            "fail",
+            f"{where} ({f['file']}) holds what looks like a secret: {', '.join(f['kinds'])}",
+            (f"maestroctl forget {f['entry_id']}" if "entry_id" in f else "edit the line out")
+            + f"; {GIT_HISTORY_HELP}",
+        )

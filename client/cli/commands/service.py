@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from .. import _output as out
+from .. import output as out
 from .base import (
     Context,
     Outcome,
@@ -16,7 +16,7 @@ from .base import (
 from .lifecycle import stop_daemon
 
 if TYPE_CHECKING:
-    from .._service import ServiceManager
+    from ...integrations.service import ServiceManager
 
 
 # -- service -----------------------------------------------------------------------------------
@@ -52,7 +52,7 @@ def _plan_text(plan_dict: dict[str, Any], dry_run: bool) -> str:
     "template with this installation's maestrod, writes it, and enables it.",
 )
 def cmd_service(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from .. import _service as service
+    from ...integrations import service as service
 
     manager = service.manager_for(ns.manager)
     if ns.action == "status":
@@ -81,7 +81,7 @@ def cmd_service(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
 
 def _service_status(manager: ServiceManager) -> Outcome:
-    from .._service import find_maestrod
+    from ...integrations.service import find_maestrod
 
     target = manager.service_file
     installed = target.exists()

@@ -27,10 +27,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..common import layout
-from ..common.layout import find_project
-from . import _agent_settings as common
-from ._agent_settings import PROGRAM, IntegrationError
+from ...common import layout
+from ...common.layout import find_project
+from . import agent_settings as common
+from .agent_settings import PROGRAM, IntegrationError
 
 __all__ = ["CLAUDE_HOOKS", "PROGRAM", "IntegrationError", "integrate_claude", "settings_path"]
 
@@ -46,7 +46,7 @@ TOOL = "claude"
 
 
 def hook_command(event: str, program: str | None = None, portable: bool = True) -> str:
-    """The command Claude Code runs for ``event``; always exits 0 (``_agent_settings``)."""
+    """The command Claude Code runs for ``event``; always exits 0 (``agent_settings``)."""
     return common.hook_command(TOOL, event, portable, program)
 
 

@@ -1,6 +1,6 @@
 """The argument parser of ``maestroctl``: the global options and one subparser per command.
 
-Loaded by ``cli.py`` for every command line except the hot hook one (``hook <tool> <event>``
+Loaded by ``main.py`` for every command line except the hot hook one (``hook <tool> <event>``
 with nothing else), which it dispatches before building this tree: argparse and the command
 modules (``commands/``) are not needed there. Everything else -- ``--help``, usage errors and
 their exit code 2 -- comes from here, for the hook command too.
@@ -12,7 +12,7 @@ import argparse
 from typing import NoReturn
 
 from . import commands
-from .cli import PROG
+from .exits import PROG
 
 EPILOG = """\
 project:

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .. import _output as out
-from ..errors import MaestroError
+from ...errors import MaestroError
+from .. import output as out
 from .base import Context, Outcome, UsageProblem, command, memory_outcome
-
-if TYPE_CHECKING:
-    from .doctor import _Doctor
 
 GIT_HISTORY_HELP = (
     "if the files were committed, the value is still in git history: rewrite it with "
@@ -97,9 +94,9 @@ def cmd_forget(ctx: Context, ns: argparse.Namespace) -> Outcome:
 def scan_memory_files(project: str) -> list[dict[str, Any]]:
     """Secrets already in the memory files (written before the screen, or by hand): where
     they are and of which kind, never their value."""
-    from ...core.memory import FILES
-    from ...core.secrets import find_secrets
-    from ...core.store import MemoryStore
+    from ....core.memory import FILES
+    from ....core.secrets import find_secrets
+    from ....core.store import MemoryStore
 
     store = MemoryStore(project)
     memory = store.read()
@@ -130,26 +127,3 @@ def scan_memory_files(project: str) -> list[dict[str, Any]]:
             if kinds:
                 found.append({"file": name, "line": number, "kinds": kinds})
     return found
-
-
-def doctor_privacy(doctor: _Doctor) -> None:
-    project = doctor.ctx.project
-    if not os.path.isdir(os.path.join(project, ".maestro", "memory")):
-        return
-    try:
-        found = scan_memory_files(project)
-    except OSError as exc:
-        doctor.add("secrets in memory", "fail", f"cannot read the memory files: {exc}")
-        return
-    if not found:
-        doctor.add("secrets in memory", "ok", "no secret found in the memory files")
-        return
-    for f in found:
-        where = f.get("entry_id") or f"{f['file']} line {f['line']}"
-        doctor.add(
-            "secrets in memory",
-            "fail",
-            f"{where} ({f['file']}) holds what looks like a secret: {', '.join(f['kinds'])}",
-            (f"maestroctl forget {f['entry_id']}" if "entry_id" in f else "edit the line out")
-            + f"; {GIT_HISTORY_HELP}",
-        )
