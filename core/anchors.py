@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
-from .lexicon import normalise
+from .lexicon import ABBREVIATION_FILLER, ANCHOR_PLAIN_WORDS, EXCEPTION_WORDS, normalise
+from .rule_reading import FAMILIES
 from .text import stem
 
 __all__ = ["anchors", "judge_edit", "words"]
@@ -61,17 +63,8 @@ _ANCHORISH = re.compile(
 # ends with /, has two slashes or a file name.
 _PLAIN_PATH = re.compile(r"^(?:[.~]?/|.*/$|[^/]*/[^/]*/|.*/.*\.[a-z0-9]{1,5}$)")
 _PUNCT = ".,;:!?()[]{}\"'"
-# Words too common to tell two rules apart by.
-_PLAIN = frozenset(
-    """
-    a an the of to in on at for with by from and or but not no is are be it its this that these
-    those as if when then than so do does use using used always never must should can may will
-    please only also all any each every your you we our their they them
-    """.split()
-)
 
 
-_FILLERS = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
 _SHORT_ACRONYM = re.compile(r"^[A-Z]{1,3}s?$")  # API, CI, PRs: too common to anchor a rule
 
 
@@ -93,7 +86,7 @@ def anchors(text: str) -> frozenset[str]:
     text = _unescape(text)
     for span in _CODE.findall(text):
         whole = _norm_anchor(span)
-        if not whole or all(w in _PLAIN for w in re.findall(r"[a-z']+", whole)):
+        if not whole or all(w in ANCHOR_PLAIN_WORDS for w in re.findall(r"[a-z']+", whole)):
             continue  # `Always`, `We always`: emphasis written as code, not code
         out.add(whole)
         for part in span.split():
@@ -110,7 +103,7 @@ def anchors(text: str) -> frozenset[str]:
         if "/" in word and not _PLAIN_PATH.match(word):
             continue
         out.add(_norm_anchor(word))
-    return frozenset(a for a in out if len(a) > 1 and a not in _FILLERS)
+    return frozenset(a for a in out if len(a) > 1 and a not in ABBREVIATION_FILLER)
 
 
 @lru_cache(maxsize=4096)
@@ -122,7 +115,7 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(stem(w) if w.isalpha() else w for w in out if w)
 
 
-def _opcodes(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(a: tuple[str, ...], b: tuple[str, ...]) -> Sequence[tuple[str, int, int, int, int]]:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
 
 
@@ -135,7 +128,7 @@ def _similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[float, float]:
 
 
 def _content(seg: tuple[str, ...]) -> list[str]:
-    return [w for w in seg if w not in _PLAIN and any(c.isalnum() for c in w)]
+    return [w for w in seg if w not in ANCHOR_PLAIN_WORDS and any(c.isalnum() for c in w)]
 
 
 def _other_clause(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -194,7 +187,6 @@ def _replaces_words(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 _NO_EXCEPTION = re.compile(r"\bno\s+exceptions?\b|\bwithout\s+exception", re.I)
-_EXCEPTION_WORDS = frozenset({"except", "exception", "unless", "only"})
 _REJECTED = re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s+([^,;)]+)", re.I)
 
 
@@ -215,9 +207,7 @@ def _only_deleted(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 def _tool_like(word: str) -> bool:
     """A word that names a tool, command or value rather than an action: a known tool, or a
     word with a hyphen, dot or digit in it (``pre-commit``, ``deno.json``, ``v2``)."""
-    from .contradiction import _FAMILIES  # PRE-MERGE: rule_reading.FAMILIES after issue 26
-
-    return word in _FAMILIES or bool(re.search(r"[\w][-.][\w]|\d", word))
+    return word in FAMILIES or bool(re.search(r"[\w][-.][\w]|\d", word))
 
 
 def judge_edit(old_text: str, new_text: str) -> tuple[str, str, bool] | None:
@@ -258,9 +248,7 @@ def judge_edit(old_text: str, new_text: str) -> tuple[str, str, bool] | None:
     if lost and _only_deleted(w_old, w_new):
         return "replaced", f"dropped {', '.join(lost)}", True
     narrowing = (
-        _EXCEPTION_WORDS & (set(w_new) - set(w_old))
-        if not _NO_EXCEPTION.search(new_text)
-        else set()
+        EXCEPTION_WORDS & (set(w_new) - set(w_old)) if not _NO_EXCEPTION.search(new_text) else set()
     )
     if narrowing:
         return "replaced", f"narrowed: adds {', '.join(sorted(narrowing))} …", True

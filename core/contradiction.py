@@ -40,6 +40,14 @@ verdict's ``reason``. The rules, written down once:
      (```main` is …``, ``Bun is …``; four words at most) with a different rest -> replaced.
 * **Added** otherwise: a shared generic word is never a topic, and a swapped subject
   (``line length`` vs ``timeout``, ``tests`` vs ``lint`` after ``run``) is not a changed value.
+* **Real edits** (``anchors.judge_edit``, after the checks above): texts that share an anchor
+  (a code span, path, command, flag, identifier or number) and most of their words, or are near
+  copies, are one rule unless a different clause replaced the head's words; dropping or
+  swapping an anchor, a swapped tool inside an equal frame (``prek`` -> ``pre-commit``) or a new
+  exception (``except``, ``unless``, ``only``) replaces it, otherwise it is reinforced. This
+  reading decides where the checks above found nothing, turns their "same rule" into a
+  replacement when an anchor was dropped or swapped, and their changed value into a
+  restatement when only markup changed (``gofumpt -w .`` -> ```gofumpt -w .```).
 * **Choosing the target** among several hits: a duplicate beats a contradiction, then the
   highest overlap (Jaccard of the token sets), then the newest entry (last in the list).
 """
@@ -52,6 +60,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .anchors import judge_edit
 from .lexicon import (
     normalise,
 )
@@ -393,9 +402,29 @@ def _head(text: str) -> tuple[_Head, _Head]:
 
 
 def _judge(old: Rule, new: Rule) -> tuple[int, str] | None:
-    """(priority, reason) when ``new`` restates (2) or contradicts (1) ``old``; else None."""
+    """(priority, reason) when ``new`` restates (2) or contradicts (1) ``old``; else None.
+
+    The strict reading (tokens, values, polarity) speaks first; the anchored reading of real
+    edits (``anchors.judge_edit``) then has the last word where the strict one found nothing,
+    overrules a restatement that dropped or swapped an anchor, and a change of markup only."""
     if not _may_relate(old, new):
         return None  # the write path scans every entry of the category: keep that cheap
+    strict = _strict(old, new)
+    edit = judge_edit(old.text, new.text)
+    if edit is None:
+        return strict
+    action, reason, decisive = edit
+    if strict is None:
+        return (1 if action == "replaced" else 2), reason
+    if strict[0] == 2 and action == "replaced" and decisive:
+        return 1, reason  # "same rule in other words", but `projects/` became `specs/`
+    if strict[0] == 1 and action == "reinforced" and decisive:
+        return 2, reason  # "`task fmt` (gofumpt -w .)" -> "(`gofumpt -w .`)": markup only
+    return strict
+
+
+def _strict(old: Rule, new: Rule) -> tuple[int, str] | None:
+    """The token-level reading of the module docstring."""
     if _is_duplicate(old, new):
         swaps = _value_swaps(_full(old.text), _full(new.text))[0]
         if swaps:  # the rules agree but an aside changed: "(e.g. `npm run x`)" -> "`bun run x`"

@@ -42,10 +42,13 @@ from functools import lru_cache
 
 __all__ = [
     "ABBREVIATION_FILLER",
+    "ANCHOR_PLAIN_WORDS",
     "BARE_OBJECT_VERBS",
     "DETERMINERS",
     "ED_BASE_VERBS",
+    "EXCEPTION_WORDS",
     "FILLER",
+    "GENERAL_TASK_VERBS",
     "NEGATIONS",
     "NEGATIVE_MARKERS",
     "NOT_IMPERATIVE",
@@ -160,10 +163,15 @@ PRACTICE_VERBS: frozenset[str] = frozenset(
     """
     use keep follow write run put place name default stick format document comment structure
     organise organize store target pin limit wrap split group sort prefix suffix indent mark
+    ensure maintain pass import render edit sync export include track read cite assess suppress
+    leave label distinguish handle treat reference validate prove
     """.split()
 )
 # Verbs that make a sentence a request for work now (a task), not a standing rule. Not
 # ``TASK_WORDS``: those are words any task contains (relevance); these start a request.
+# Task verbs that state a standing practice when their object is general ("Add tests for changed
+# behavior", "Update the docs for user-facing changes").
+GENERAL_TASK_VERBS: frozenset[str] = frozenset("add implement update create".split())
 TASK_VERBS: frozenset[str] = frozenset(
     """
     fix implement add create refactor update investigate profile replace delete remove rename
@@ -228,6 +236,18 @@ WEEKDAYS_MONTHS: frozenset[str] = frozenset(
 )
 # Abbreviations that carry no topic ("e.g", "vs").
 ABBREVIATION_FILLER: frozenset[str] = frozenset({"e.g", "i.e", "etc", "vs", "w", "w/", "eg", "ie"})
+
+# -- anchored reading of rule edits (core/anchors.py) ---------------------------------------------
+# Words too common to tell two rules apart by: a code span of only these is emphasis, not code.
+ANCHOR_PLAIN_WORDS: frozenset[str] = frozenset(
+    """
+    a an the of to in on at for with by from and or but not no is are be it its this that these
+    those as if when then than so do does use using used always never must should can may will
+    please only also all any each every your you we our their they them
+    """.split()
+)
+# Words that add an exception to a rule: a rule that gains one is narrowed, not restated.
+EXCEPTION_WORDS: frozenset[str] = frozenset("except exception unless only".split())
 
 # -- session digest (core/digest.py) -------------------------------------------------------------
 # Follow-ups that carry no subject of their own.

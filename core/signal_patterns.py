@@ -388,6 +388,49 @@ ADVERBIAL_LEAD = re.compile(
 
 PATHLIKE = re.compile(r"(?:^|\s)(?:[\w.-]+/)+[\w.-]+\.\w+\b")
 
+# A task verb's object is general when it carries one of these ("tests for changed behavior").
+GENERAL_TASK_CUE = re.compile(
+    r"\b(?:all|every|each|any|whenever|new|changed|changes|user-facing|public|alongside|"
+    r"before|after)\b",
+    re.I,
+)
+# "kebab-case for file names", "JSDoc comments for public APIs", "PostgreSQL in production".
+NAMED_ROLE = re.compile(
+    r"^(?P<head>\ue000\d+\ue001|[A-Za-z][a-z]*[A-Z.][\w.+#-]*|[a-z]+-[a-z]+|\d[\w.-]*)"
+    r"(?:\s+[a-z][\w-]*){0,2}\s+(?:for|in|with|throughout)\s+[\w\ue000\ue001 ,./+-]{3,80}$"
+)
+# "Type hints required for all code", "Strict mypy type checking enabled".
+REQUIREMENT = re.compile(
+    r"^(?!(?:it|this|that|they|there|we|you|i|he|she)\b)(?:[\w\ue000\ue001./*+-]+\s+){1,4}"
+    r"(?:is\s+|are\s+)?(?:required|mandatory|enforced|enabled|forbidden)\b",
+    re.I,
+)
+# "E2E tests use Playwright", "Most tests use Vitest" ("The app uses too much memory" is not).
+SUBJECT_USES = re.compile(
+    r"^(?!(?:it|this|that|they|there|we|you|i|he|she|which|who|people|someone)\b)"
+    r"(?:[\w\ue000\ue001./*-]+\s+){1,3}(?-i:use|uses)\s+"
+    r"(?!(?:it|this|that|them|these|those|something|anything|too|a\s+lot|lots|more|less|much|"
+    r"many|so)\b)\S",
+    re.I,
+)
+# "Line length: 100 characters": a label's value, a number and its unit.
+NUMBER_VALUE = re.compile(r"^\d[\d.,]*\s*[a-z%]{1,12}$", re.I)
+# "`make test` - Run all test suites", "Dialog interface: `dialog/dialog.go`": a reference
+# entry (a code span, perhaps after a short label, then a dash, a colon or nothing).
+REFERENCE_ENTRY = re.compile(
+    r"^\s*(?:[A-Za-z][\w./&+-]*(?:\s+[\w./&+-]+){0,2}:\s*)?\ue000\d+\ue001"
+    r"(?:\s*\([^()]*\))?\s*(?:$|-\s|:\s)"
+)
+# A prohibition; a plain imperative right after it names the alternative ("Do not use X -
+# write Y"), not a second rule.
+PROHIBITION = re.compile(r"^(?:\S+\s+){0,4}?(?:do\s+not|don'?t|must\s+not|never|avoid)\b", re.I)
+# "No need to run it manually": nothing is asked.
+NO_NEED = re.compile(r"^(?:[\w ]{1,40}:\s*)?no\s+need\s+to\b", re.I)
+# A trailing rejected alternative: "uv (not pip)", "explain why, not what".
+NOT_ALTERNATIVE = re.compile(
+    r"(?:,\s*|\(\s*)not\s+(?:just\s+)?[^\s,;()]+(?:\s+[^\s,;()]+){0,2}\s*\)?\s*$", re.I
+)
+
 LABEL = re.compile(
     r"^(?P<label>[A-Za-z][\w.&/+#()-]*(?:\s+[\w.&/+#()-]+){0,3}?)\s*:\s+(?P<rest>\S.*)$"
 )

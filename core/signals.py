@@ -38,6 +38,11 @@ file and saves nothing. The rules, written down once:
   (a noun followed by a relative clause, or no verb at all); one-off requests (``for now``,
   ``yet``, ``this time``, ``when you're done``, ``stop working on that``); ``don't worry``-type
   phrases; and clauses with no content word beside the signal and function words.
+* **Context inference** (0.5, ``signal_context.py``) is not read from a reference entry (a
+  line that starts with a code span, perhaps after a short label, then a dash or colon:
+  "`make test` - Run all test suites"), nor from the plain imperative right after a prohibition
+  ("Do not use X - write Y": the alternative, not a second rule); "no need to …" asks nothing;
+  a trailing rejected alternative ("uv (not pip)", "explain why, not what") makes it 0.9.
 * **Categories** come from keyword groups (``CATEGORY_WORDS``): the category with most hits
   wins; a tie or no hit falls back to what the pattern implies (a preference ->
   ``user_preference``, ``X instead of Y`` -> ``architecture_decision``, ``remember that`` ->
@@ -54,22 +59,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .lexicon import (
-    BARE_OBJECT_VERBS,
     ED_BASE_VERBS,
-    FILLER,
     NOT_IMPERATIVE,
     OUTPUT_LABELS,
     PAST_FORMS,
-    PRACTICE_VERBS,
     PREFERENCE_VERBS,
     STATIVE_VERBS,
     TASK_VERBS,
     normalise,
 )
+from .signal_context import context_kind
+from .signal_context import first_word as _first_word
+from .signal_context import has_content as _has_content
 from .signal_patterns import (
     ABBREVIATIONS,
     ADVERBIAL,
-    ADVERBIAL_LEAD,
     AVOID,
     BARE_NOT,
     BARE_REJECT,
@@ -77,7 +81,6 @@ from .signal_patterns import (
     BULLET,
     CATEGORY_PATTERNS,
     CLAUSE_SPLIT,
-    CONTEXT_FACTS,
     CORRECTION_BARE,
     CORRECTION_NOT_FIRST,
     CORRECTION_NOT_LAST,
@@ -89,7 +92,6 @@ from .signal_patterns import (
     FINITE,
     FROM_NOW_ON,
     FUTURE_HEDGE,
-    GENERAL_CUE,
     HEDGE,
     I_DONT_WANT,
     I_PREFERENCE,
@@ -108,20 +110,22 @@ from .signal_patterns import (
     MODAL_NEGATIVE,
     NEGATIVE_START,
     NEVER_MIND,
+    NO_NEED,
+    NOT_ALTERNATIVE,
     NOT_HEAD,
-    NOT_SUBJECT,
+    NUMBER_VALUE,
     OBJECT,
     ONE_OFF,
     PAST_VERB,
-    PATHLIKE,
     PLACEHOLDER,
-    POSITIVE_MODAL,
     PREFER,
     PREFER_IMPERATIVE,
     PREFERENCE_IS,
     PREFERRED,
+    PROHIBITION,
     PRONOUN_SUBJECT,
     QUESTION_START,
+    REFERENCE_ENTRY,
     RELATIVE_NOUN,
     REMEMBER,
     REMEMBER_TO,
@@ -129,7 +133,6 @@ from .signal_patterns import (
     REQUEST_LEADIN,
     SENTENCE_END,
     SHOUTED,
-    SPECIFIC_OBJECT,
     SPECULATION,
     STOP,
     SUBJECT_WE,
@@ -141,7 +144,6 @@ from .signal_patterns import (
     URL,
     USE_HEAD,
     WE_USE,
-    WORD,
 )
 
 __all__ = [
@@ -257,24 +259,6 @@ def _verb_is_narration(word: str) -> bool:
 # --------------------------------------------------------------------------------------------
 # Words
 # --------------------------------------------------------------------------------------------
-
-
-def _has_content(text: str) -> bool:
-    """True when ``text`` holds at least one word that is not a signal or function word."""
-    for index, token in enumerate(WORD.findall(text)):
-        t = token.lower().strip(".'-")
-        if not t:
-            continue
-        if "\ue000" in t or (t not in FILLER and len(t) > 1):
-            return True
-        if index > 0 and token[:1].isupper() and t != "i" and not t.startswith("i'"):
-            return True  # a name that looks like a function word: "never use Any"
-    return False
-
-
-def _first_word(text: str) -> str:
-    match = WORD.search(text)
-    return match.group(0).lower() if match else ""
 
 
 def _keyword_positions(text: str, keyword: str) -> list[int]:
@@ -563,46 +547,10 @@ _MATCHERS: tuple[Callable[[str], _Found | None], ...] = (
 )
 
 
-# ---- Context inference (0.5): project facts and practices stated without a signal word ----
-
-
-def _practice(clause: str) -> bool:
-    """A durable imperative without a signal word: ``Use American English spelling``."""
-    body = re.sub(r"^only\s+", "", clause, flags=re.I)
-    only = body is not clause and body != clause
-    verb = _first_word(body)
-    if verb not in PRACTICE_VERBS and not (only and verb not in NOT_IMPERATIVE):
-        return False
-    rest = body[len(verb) :].strip()
-    if not _has_content(rest) or PATHLIKE.search(rest):
-        return False
-    if any(w in TASK_VERBS for w in re.findall(r"\band\s+(\w+)", rest.lower())):
-        return False  # "run make verify and fix all errors": a task
-    content = [w for w in WORD.findall(rest) if w.lower() not in FILLER]
-    if verb not in BARE_OBJECT_VERBS and len(content) < 2 and not only:
-        return False
-    return only or bool(GENERAL_CUE.search(rest)) or not SPECIFIC_OBJECT.match(rest)
-
-
 def _context_fact(clause: str) -> _Found | None:
     """A plain statement of project fact or practice: the spec's context inference (0.5)."""
-    if IN_PROGRESS.search(clause) or FUTURE_HEDGE.search(clause):
-        return None
-    for pattern in CONTEXT_FACTS:
-        if pattern.match(clause) and _has_content(clause):
-            return clause, CONFIDENCE_CONTEXT, "fact"
-    modal = POSITIVE_MODAL.match(clause)
-    if (
-        modal
-        and not NOT_SUBJECT.search(modal.group("subject"))
-        and _first_word(clause) not in TASK_VERBS
-        and _has_content(modal.group("rest"))
-    ):
-        return clause, CONFIDENCE_CONTEXT, "rule"
-    lead = ADVERBIAL_LEAD.match(clause)
-    if _practice(lead.group("rest") if lead else clause):
-        return clause, CONFIDENCE_CONTEXT, "rule"
-    return None
+    kind = context_kind(clause)
+    return None if kind is None else (clause, CONFIDENCE_CONTEXT, kind)
 
 
 def _resolve_pronoun(fact: str, previous: str) -> str | None:
@@ -668,12 +616,14 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
         )
         if inner is not None:
             found = (_with_label(label.group("label"), inner[0]), inner[1], inner[2])
-        elif BARE_VALUES.match(rest) and _has_content(rest):
+        elif (BARE_VALUES.match(rest) or NUMBER_VALUE.match(rest)) and _has_content(rest):
             found = clause, CONFIDENCE_CONTEXT, "fact"  # "Package manager: pnpm"
     if found is None and not label:
         found = _context_fact(clause)
-    if found is None:
-        return None
+    if found is None or NO_NEED.match(clause):
+        return None  # "No need to run it manually": nothing asked
+    if found[1] == CONFIDENCE_CONTEXT and NOT_ALTERNATIVE.search(clause):
+        found = (found[0], CONFIDENCE_RULE, found[2])  # "uv (not pip)", "why, not what"
     if found[1] < CONFIDENCE_ALWAYS and ONE_OFF.search(clause):
         return None  # "Don't merge yet", "use the mock for now": a one-off request
     if FUTURE_HEDGE.match(clause) or IN_PROGRESS.search(clause):
@@ -763,21 +713,29 @@ def detect_signals(user_message: str, assistant_response: str = "") -> list[Dete
     masked, kept = _mask(normalise(user_message))
     found: list[DetectedSignal] = []
     seen: set[str] = set()
-    clauses = [
-        clause
-        for sentence in _sentences(masked)
-        if not sentence.rstrip().endswith("?")
-        for clause in _clauses(sentence)
-    ]
+    clauses: list[str] = []
+    reference: set[str] = set()  # the clauses of a reference entry ("`make test` - Run all")
+    for line in masked.split("\n"):
+        entry = REFERENCE_ENTRY.match(line) is not None
+        for sentence in _sentences(line):
+            if not sentence.rstrip().endswith("?"):
+                parts = _clauses(sentence)
+                reference.update(parts if entry else ())
+                clauses.extend(parts)
     merged = _merge_corrections(clauses)
     # A message that asks for work now scopes its other instructions to that work.
     task = any(_is_task_request(clause) for clause in merged)
     previous = ""
+    prohibited = False  # the clause before was a prohibition ("Do not use X - write Y")
     for clause in merged:
         match = _match_rule(clause)
+        after_prohibition = prohibited
+        prohibited = match is not None and PROHIBITION.match(_strip_leadins(clause)) is not None
         if match is None:
             continue
         fact_text, confidence, kind = match
+        if confidence == CONFIDENCE_CONTEXT and (clause in reference or after_prohibition):
+            continue  # a reference entry's description; the alternative a prohibition names
         if task and confidence < CONFIDENCE_ALWAYS:
             continue  # "implement X; do not change the storage format": part of the task
         if DANGLING_PRONOUN.search(fact_text):

@@ -1,0 +1,127 @@
+"""Context inference for signal detection (``core/signals.py``): a project fact or practice
+stated without a signal word, which the spec scores 0.5.
+
+* **Stated facts** (``CONTEXT_FACTS``): "We use Linear for tickets", "This project uses Vitest",
+  "SQLite is the default backend", "Tests live in tests/", "Jotai for atomic state management".
+* **Named roles and conventions**: a name with an inner capital, digit, dot or hyphen, or a code
+  span, then "for"/"in"/"with"/"throughout" and what it covers ("JSDoc comments for public
+  APIs", "kebab-case for file names", "PostgreSQL in production, SQLite for dev only"); a
+  requirement stated as a participle ("Type hints required for all code", "Strict mypy type
+  checking enabled"); a subject that uses something ("E2E tests use Playwright").
+* **Modal rules** with a subject ("Branch names must start with claude/").
+* **Practices**: an imperative of a practice verb (``lexicon.PRACTICE_VERBS``: use, keep,
+  follow, ensure, maintain …) whose object is general, not one thing now ("Use American English
+  spelling", not "Use the mock for this"); a task verb (``GENERAL_TASK_VERBS``: add, implement,
+  update, create) only with a general object and a cue such as "new", "changed", "every",
+  "user-facing" ("Add tests for changed behavior", not "Add Redis caching to get_user").
+
+A clause that starts with a task or practice verb is never read as a named role (the verb is
+the sentence's head, not a name).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexicon import (
+    BARE_OBJECT_VERBS,
+    FILLER,
+    GENERAL_TASK_VERBS,
+    NOT_IMPERATIVE,
+    PRACTICE_VERBS,
+    TASK_VERBS,
+)
+from .signal_patterns import (
+    ADVERBIAL_LEAD,
+    CONTEXT_FACTS,
+    FUTURE_HEDGE,
+    GENERAL_CUE,
+    GENERAL_TASK_CUE,
+    IN_PROGRESS,
+    NAMED_ROLE,
+    NOT_SUBJECT,
+    PATHLIKE,
+    POSITIVE_MODAL,
+    REQUIREMENT,
+    SPECIFIC_OBJECT,
+    SUBJECT_USES,
+    WORD,
+)
+
+__all__ = ["context_kind", "first_word", "has_content"]
+
+
+def has_content(text: str) -> bool:
+    """True when ``text`` holds at least one word that is not a signal or function word."""
+    for index, token in enumerate(WORD.findall(text)):
+        t = token.lower().strip(".'-")
+        if not t:
+            continue
+        if "\ue000" in t or (t not in FILLER and len(t) > 1):
+            return True
+        if index > 0 and token[:1].isupper() and t != "i" and not t.startswith("i'"):
+            return True  # a name that looks like a function word: "never use Any"
+    return False
+
+
+def first_word(text: str) -> str:
+    match = WORD.search(text)
+    return match.group(0).lower() if match else ""
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in WORD.findall(text) if w.lower() not in FILLER]
+
+
+def _practice(clause: str) -> bool:
+    """A durable imperative without a signal word: ``Use American English spelling``."""
+    body = re.sub(r"^only\s+", "", clause, flags=re.I)
+    only = body is not clause and body != clause
+    verb = first_word(body)
+    rest = body[len(verb) :].strip()
+    if verb in GENERAL_TASK_VERBS and not only:
+        # "Add tests for changed behavior": a task verb with a general object and a cue.
+        return (
+            bool(GENERAL_TASK_CUE.search(rest))
+            and not SPECIFIC_OBJECT.match(rest)
+            and not PATHLIKE.search(rest)
+            and len(_content_words(rest)) >= 2
+        )
+    if verb not in PRACTICE_VERBS and not (only and verb not in NOT_IMPERATIVE):
+        return False
+    if not has_content(rest) or PATHLIKE.search(rest):
+        return False
+    if any(w in TASK_VERBS for w in re.findall(r"\band\s+(\w+)", rest.lower())):
+        return False  # "run make verify and fix all errors": a task
+    if verb not in BARE_OBJECT_VERBS and len(_content_words(rest)) < 2 and not only:
+        return False
+    return only or bool(GENERAL_CUE.search(rest)) or not SPECIFIC_OBJECT.match(rest)
+
+
+def context_kind(clause: str) -> str | None:
+    """``"fact"`` or ``"rule"`` when ``clause`` states a project fact or practice plainly."""
+    if IN_PROGRESS.search(clause) or FUTURE_HEDGE.search(clause):
+        return None
+    for pattern in CONTEXT_FACTS:
+        if pattern.match(clause) and has_content(clause):
+            return "fact"
+    modal = POSITIVE_MODAL.match(clause)
+    if (
+        modal
+        and not NOT_SUBJECT.search(modal.group("subject"))
+        and first_word(clause) not in TASK_VERBS
+        and has_content(modal.group("rest"))
+    ):
+        return "rule"
+    lead = ADVERBIAL_LEAD.match(clause)
+    if _practice(lead.group("rest") if lead else clause):
+        return "rule"
+    verb = first_word(clause)
+    if verb in TASK_VERBS or verb in PRACTICE_VERBS or not has_content(clause):
+        return None
+    role = NAMED_ROLE.match(clause)
+    if role and role.group("head").lower() not in NOT_IMPERATIVE:
+        return "fact"
+    if REQUIREMENT.match(clause) or SUBJECT_USES.match(clause):
+        return "fact"
+    return None
