@@ -40,6 +40,7 @@ __all__ = ["anchors", "judge_edit", "words"]
 RELATED_WITH_ANCHOR = 0.42  # word similarity two texts sharing an anchor need to be one rule
 RELATED_WITHOUT_ANCHOR = 0.8  # ... and two texts sharing none
 CONTAINED_WITH_ANCHOR = 0.6  # or the share of the shorter text found in the longer one
+BAG_WITHOUT_ANCHOR = 0.6  # below this word-bag overlap, no near copy nor one-word swap
 MAX_REPLACED_RUN = 1  # a replaced run of more content words on both sides is another clause
 MIN_CONTENT = 4  # content words each text needs for this reading (real edits are long)
 FRAME_WORDS = 3  # equal words around a one-word swap for "same scope, changed tool"
@@ -115,6 +116,16 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(stem(w) if w.isalpha() else w for w in out if w)
 
 
+@lru_cache(maxsize=4096)
+def _word_set(w: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(w)
+
+
+@lru_cache(maxsize=4096)
+def _content_count(w: tuple[str, ...]) -> int:
+    return len(_content(w))
+
+
 def _opcodes(a: tuple[str, ...], b: tuple[str, ...]) -> Sequence[tuple[str, int, int, int, int]]:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
 
@@ -131,7 +142,9 @@ def _content(seg: tuple[str, ...]) -> list[str]:
     return [w for w in seg if w not in ANCHOR_PLAIN_WORDS and any(c.isalnum() for c in w)]
 
 
-def _other_clause(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+def _other_clause(
+    a: tuple[str, ...], b: tuple[str, ...], *, subject_may_change: bool = False
+) -> bool:
     """Different words said on both sides: another rule in the same frame. Either a replaced run
     of several content words on both sides, or more than ``MAX_REPLACED_RUN`` content words
     dropped and as many others brought in ("before opening a PR, run the tests …" vs "…, deploy
@@ -141,7 +154,7 @@ def _other_clause(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         if op == "equal":
             continue
         old, new = _content(a[i1:i2]), _content(b[j1:j2])
-        if op == "replace" and i1 == 0 and old and new:
+        if op == "replace" and i1 == 0 and old and new and not subject_may_change:
             return True  # another subject: "CI runs on …" vs "Deploys run on …"
         if op == "replace" and min(len(old), len(new)) > MAX_REPLACED_RUN + 1:
             return True
@@ -204,6 +217,30 @@ def _only_deleted(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return True
 
 
+_LIST_TOKEN = re.compile(r"[\w$@~.+#*/<>-]+|,")
+
+
+def _list_item_dropped(old_text: str, new_text: str) -> str | None:
+    """The item an edit took out of a list and nothing else ("Python, TypeScript, and Go" ->
+    "TypeScript and Go"), or None."""
+    a = tuple(_LIST_TOKEN.findall(normalise(_unescape(old_text)).lower().replace("`", " ")))
+    b = tuple(_LIST_TOKEN.findall(normalise(_unescape(new_text)).lower().replace("`", " ")))
+    items = []
+    for op, i1, i2, j1, j2 in _opcodes(a, b):
+        if op == "equal":
+            continue
+        if op == "insert" or (op == "replace" and set(b[j1:j2]) - {",", "and", "or"}):
+            return None
+        gone = [w for w in a[i1:i2] if w not in (",", "and", "or")]
+        listed = "," in a[i1:i2] or (i1 and a[i1 - 1] == ",") or (i2 < len(a) and a[i2] == ",")
+        if not gone:
+            continue  # a comma or "and" moved
+        if not listed or len(gone) > 3:
+            return None
+        items.append(" ".join(gone))
+    return ", ".join(items) or None
+
+
 def _tool_like(word: str) -> bool:
     """A word that names a tool, command or value rather than an action: a known tool, or a
     word with a hyphen, dot or digit in it (``pre-commit``, ``deno.json``, ``v2``)."""
@@ -219,18 +256,28 @@ def judge_edit(old_text: str, new_text: str) -> tuple[str, str, bool] | None:
     w_old, w_new = words(old_text), words(new_text)
     if not w_old or not w_new:
         return None
-    if min(len(_content(w_old)), len(_content(w_new))) < MIN_CONTENT:
+    if min(_content_count(w_old), _content_count(w_new)) < MIN_CONTENT:
         return None  # a short rule is the strict reading's: "Always use pnpm" / "… workspaces"
     if w_old == w_new:  # only markup, case or escapes changed
         return "reinforced", "same rule, only its markup changed", True
     shared = a_old & a_new
+    # Cheap bounds first (the write path compares a new fact with every entry of its
+    # category): the word-sequence measures never exceed these word-overlap ones.
+    set_old, set_new = _word_set(w_old), _word_set(w_new)
+    common = min(sum(w in set_new for w in w_old), sum(w in set_old for w in w_new))
+    bag_similarity = 2 * common / (len(w_old) + len(w_new))
+    bag_contained = common / min(len(w_old), len(w_new))
+    if shared and bag_similarity < RELATED_WITH_ANCHOR and bag_contained < CONTAINED_WITH_ANCHOR:
+        return None
+    if not shared and bag_similarity < BAG_WITHOUT_ANCHOR:
+        return None
     similarity, contained = _similarity(w_old, w_new)
     swap = _swapped_in_frame(w_old, w_new)
     if shared:
         anchor_words = {w for a in shared for w in a.split()}
-        common = [w for w in _content(w_old) if w in set(w_new) and w not in anchor_words]
+        kept = [w for w in _content(w_old) if w in set(w_new) and w not in anchor_words]
         related = similarity >= RELATED_WITH_ANCHOR or (
-            contained >= CONTAINED_WITH_ANCHOR and len(common) >= 3
+            contained >= CONTAINED_WITH_ANCHOR and len(kept) >= 3
         )
     else:  # near copies that only add or drop words ("the api layer" -> "the frontend": two)
         swapped_values = bool(a_old) and bool(a_new)  # `projects/` -> `specs/`
@@ -239,7 +286,8 @@ def judge_edit(old_text: str, new_text: str) -> tuple[str, str, bool] | None:
         )
     if not related and swap is None:
         return None
-    if _other_clause(words(_head(old_text)), words(_head(new_text))):
+    strong = any(not a.isalpha() for a in shared)  # a code span, path or number, not a name
+    if _other_clause(words(_head(old_text)), words(_head(new_text)), subject_may_change=strong):
         return None
     lost = sorted(a_old - a_new - _rejected(old_text))
     if lost and a_new - a_old:
@@ -247,6 +295,9 @@ def judge_edit(old_text: str, new_text: str) -> tuple[str, str, bool] | None:
         return "replaced", f"changed {', '.join(lost)} -> {', '.join(gained)}", True
     if lost and _only_deleted(w_old, w_new):
         return "replaced", f"dropped {', '.join(lost)}", True
+    dropped_item = _list_item_dropped(old_text, new_text)
+    if dropped_item:
+        return "replaced", f"dropped {dropped_item} from the list", True
     narrowing = (
         EXCEPTION_WORDS & (set(w_new) - set(w_old)) if not _NO_EXCEPTION.search(new_text) else set()
     )
@@ -254,5 +305,5 @@ def judge_edit(old_text: str, new_text: str) -> tuple[str, str, bool] | None:
         return "replaced", f"narrowed: adds {', '.join(sorted(narrowing))} …", True
     if swap is not None and not (a_new - a_old):
         return "replaced", f"same scope, changed {swap}", False
-    kept = ", ".join(sorted(shared)) or "its words"
-    return "reinforced", f"same rule reworded (keeps {kept})", False
+    keeps = ", ".join(sorted(shared)) or "its words"
+    return "reinforced", f"same rule reworded (keeps {keeps})", False

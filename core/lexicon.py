@@ -243,7 +243,7 @@ ANCHOR_PLAIN_WORDS: frozenset[str] = frozenset(
     """
     a an the of to in on at for with by from and or but not no is are be it its this that these
     those as if when then than so do does use using used always never must should can may will
-    please only also all any each every your you we our their they them
+    please only also all any each every your you we our their they them some most many few
     """.split()
 )
 # Words that add an exception to a rule: a rule that gains one is narrowed, not restated.

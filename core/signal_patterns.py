@@ -359,7 +359,7 @@ CONTEXT_FACTS = (
 
 # "Branch names must start with claude/", "Every pull request MUST have 100% coverage".
 POSITIVE_MODAL = re.compile(
-    r"^(?P<subject>(?:[\w\ue000\ue001./*'-]+\s+){1,4}?)"
+    r"^(?P<subject>(?:[\w\ue000\ue001./*'-]+\s+){1,6}?)"
     r"(?:must|should|shall|need\s+to|needs\s+to|have\s+to|has\s+to|are\s+to|is\s+to)\s+"
     r"(?!not\b|never\b|always\b)(?P<rest>\w.*)$",
     re.I,
@@ -371,7 +371,7 @@ NOT_SUBJECT = re.compile(
 
 GENERAL_CUE = re.compile(
     r"\b(?:all|every|each|any|whenever|when|unless|before|after|ideally|consistently|throughout|"
-    r"across|only|otherwise)\b",
+    r"across|only|otherwise|existing)\b",
     re.I,
 )
 
@@ -382,7 +382,8 @@ SPECIFIC_OBJECT = re.compile(
 )
 
 ADVERBIAL_LEAD = re.compile(
-    r"^(?P<adv>(?:after|before|when|whenever|for|in|on|once|while)\b[^,]{2,80}),\s*(?P<rest>.+)$",
+    r"^(?P<adv>(?:after|before|when|whenever|for|in|on|once|while|if|to)\b[^,]{2,80}),\s*"
+    r"(?P<rest>.+)$",
     re.I,
 )
 
@@ -424,6 +425,8 @@ REFERENCE_ENTRY = re.compile(
 # A prohibition; a plain imperative right after it names the alternative ("Do not use X -
 # write Y"), not a second rule.
 PROHIBITION = re.compile(r"^(?:\S+\s+){0,4}?(?:do\s+not|don'?t|must\s+not|never|avoid)\b", re.I)
+# A label that forbids what follows: "FORBIDDEN: `uv pip install`" is a prohibition (0.9).
+FORBIDDEN_LABEL = re.compile(r"^(?:forbidden|prohibited|banned|not\s+allowed)$", re.I)
 # "No need to run it manually": nothing is asked.
 NO_NEED = re.compile(r"^(?:[\w ]{1,40}:\s*)?no\s+need\s+to\b", re.I)
 # A trailing rejected alternative: "uv (not pip)", "explain why, not what".

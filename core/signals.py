@@ -90,6 +90,7 @@ from .signal_patterns import (
     ENSURE,
     FENCE,
     FINITE,
+    FORBIDDEN_LABEL,
     FROM_NOW_ON,
     FUTURE_HEDGE,
     HEDGE,
@@ -609,6 +610,8 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
         if _first_word(label.group("label")) in OUTPUT_LABELS:
             return None  # "Error: tests must pass" is output pasted in, not a rule
         rest = _strip_leadins(label.group("rest"))
+        if FORBIDDEN_LABEL.match(label.group("label")) and _has_content(rest):
+            return clause, CONFIDENCE_RULE, "rule"  # "FORBIDDEN: `uv pip install`"
         inner = (
             _match_plain(rest, allow_time=allow_time)
             or _labelled_choice(rest)
