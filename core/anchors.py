@@ -241,6 +241,16 @@ def _list_item_dropped(old_text: str, new_text: str) -> str | None:
     return ", ".join(items) or None
 
 
+def narrows(old_text: str, new_text: str) -> str | None:
+    """``narrowed: adds except …`` when the new text adds an exception or condition word
+    (``lexicon.EXCEPTION_WORDS``) the old one lacks ("… for user-facing changes, except …"), and
+    does not deny having any ("no exceptions"); else None."""
+    if _NO_EXCEPTION.search(new_text):
+        return None
+    added = EXCEPTION_WORDS & (set(words(new_text)) - set(words(old_text)))
+    return f"narrowed: adds {', '.join(sorted(added))} …" if added else None
+
+
 def _tool_like(word: str) -> bool:
     """A word that names a tool, command or value rather than an action: a known tool, or a
     word with a hyphen, dot or digit in it (``pre-commit``, ``deno.json``, ``v2``)."""
@@ -298,11 +308,9 @@ def judge_edit(old_text: str, new_text: str) -> tuple[str, str, bool] | None:
     dropped_item = _list_item_dropped(old_text, new_text)
     if dropped_item:
         return "replaced", f"dropped {dropped_item} from the list", True
-    narrowing = (
-        EXCEPTION_WORDS & (set(w_new) - set(w_old)) if not _NO_EXCEPTION.search(new_text) else set()
-    )
+    narrowing = narrows(old_text, new_text)
     if narrowing:
-        return "replaced", f"narrowed: adds {', '.join(sorted(narrowing))} …", True
+        return "replaced", narrowing, True
     if swap is not None and not (a_new - a_old):
         return "replaced", f"same scope, changed {swap}", False
     keeps = ", ".join(sorted(shared)) or "its words"

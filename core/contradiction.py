@@ -60,7 +60,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .anchors import judge_edit
+from .anchors import judge_edit, narrows
 from .lexicon import (
     normalise,
 )
@@ -410,6 +410,10 @@ def _judge(old: Rule, new: Rule) -> tuple[int, str] | None:
     if not _may_relate(old, new):
         return None  # the write path scans every entry of the category: keep that cheap
     strict = _strict(old, new)
+    if strict is not None and strict[0] == 2:
+        narrowed = narrows(old.text, new.text)
+        if narrowed is not None:
+            return 1, narrowed  # the same rule with a new exception: the old one is too wide
     edit = judge_edit(old.text, new.text)
     if edit is None:
         return strict

@@ -247,7 +247,7 @@ ANCHOR_PLAIN_WORDS: frozenset[str] = frozenset(
     """.split()
 )
 # Words that add an exception to a rule: a rule that gains one is narrowed, not restated.
-EXCEPTION_WORDS: frozenset[str] = frozenset("except exception unless only".split())
+EXCEPTION_WORDS: frozenset[str] = frozenset("except exception unless only explicitly".split())
 
 # -- session digest (core/digest.py) -------------------------------------------------------------
 # Follow-ups that carry no subject of their own.
