@@ -271,9 +271,24 @@ _SUBORDINATE = re.compile(
     re.I,
 )
 _INTRO = re.compile(r"\b" + _LINE_KEYWORDS + r"\b[^:\n]{0,120}:\s*$", re.I)
-# A line going on after the colon: "Rewrite this commit message: never squash merges".
+# A line going on after the colon: "Rewrite this commit message: never squash merges". A verb
+# that only ever takes a text, or any request verb whose object is a text ("fix this:", "review
+# the wording:"); "Fix the login form: empty emails are accepted" is the person's description.
+_TEXT_VERBS = (
+    r"translate|rewrite|re-?word|rephrase|paraphrase|summari[sz]e|sum up|tl;?dr|proofread|"
+    r"proof-read|polish|shorten"
+)
+_TEXT_OBJECT = (
+    r"(?:this|that|these|those|it|the following|below)\b|(?:the|my|his|her|their|our|a|an|"
+    r"this|that)\s+(?:[\w-]+\s+){0,2}(?:text|message|sentence|paragraph|email|e-mail|wording|"
+    r"comment|docstring|title|description|copy|answer|post|reply|note|string|phrase|quote|lines?|"
+    r"section|readme|doc|docs|changelog|tweet|summary|statement|claim|advice|snippet|excerpt|"
+    r"translation|output|log|error|trace|report|issue|ticket)\b"
+)
 _INLINE_INTRO = re.compile(
-    r"^(?P<head>[^:\n]{0,160}?\b" + _KEYWORDS + r"\b[^:\n]{0,120}?:)\s+(?P<tail>\S.*)$",
+    r"^(?P<head>[^:\n]{0,160}?(?:\b(?:" + _TEXT_VERBS + r")\b|\b(?:" + _REQUEST_VERBS + r")\s+"
+    + _TEXT_OBJECT + r"|\b(?:" + _PRESENT + r"|" + _REPORT_VERBS + r")\b)[^:\n]{0,120}?:)"
+    r"\s+(?P<tail>\S.*)$",
     re.I,
 )
 _QUOTED = re.compile(
