@@ -285,11 +285,15 @@ _TEXT_OBJECT = (
     r"section|readme|doc|docs|changelog|tweet|summary|statement|claim|advice|snippet|excerpt|"
     r"translation|output|log|error|trace|report|issue|ticket)\b"
 )
+_INLINE_HEAD = "|".join(
+    (
+        r"\b(?:" + _TEXT_VERBS + r")\b",
+        r"\b(?:" + _REQUEST_VERBS + r")\s+" + _TEXT_OBJECT,
+        r"\b(?:" + _PRESENT + r"|" + _REPORT_VERBS + r")\b",
+    )
+)
 _INLINE_INTRO = re.compile(
-    r"^(?P<head>[^:\n]{0,160}?(?:\b(?:" + _TEXT_VERBS + r")\b|\b(?:" + _REQUEST_VERBS + r")\s+"
-    + _TEXT_OBJECT + r"|\b(?:" + _PRESENT + r"|" + _REPORT_VERBS + r")\b)[^:\n]{0,120}?:)"
-    r"\s+(?P<tail>\S.*)$",
-    re.I,
+    r"^(?P<head>[^:\n]{0,160}?(?:" + _INLINE_HEAD + r")[^:\n]{0,120}?:)\s+(?P<tail>\S.*)$", re.I
 )
 _QUOTED = re.compile(
     r"\"(?P<a>[^\"\n]{3,}?)\"|(?<![\w'])'(?P<b>[^'\n]{3,}?)'(?![\w'])|\u201c(?P<c>[^\u201d\n]{3,}?)"
