@@ -137,7 +137,7 @@ _MARKUP_LINE = re.compile(
     r"^\s*(?:<[A-Za-z][^<>]*>.*</[\w:.-]+>|<!--.*-->|</?[A-Za-z][^<>]*/?>|<[!?][^<>]*>)\s*$"
 )
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_QUOTE = re.compile(r"^\s*>")
+_QUOTE = re.compile(r"^\s*>(?!>>\s)")
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s")
 
 _DIFF_START = re.compile(r"^(?:diff --git |diff -\w|Index: |@@ -\d)")
@@ -163,7 +163,8 @@ _TIMESTAMP = re.compile(
 _LEVEL = re.compile(
     r"^\s*[\[(](?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE|PANIC|"
     r"FAIL|FAILED|PASSED)[\])]|^\s*(?:TRACE|DEBUG|INFO|WARN|ERRO|FATA)\[\d+\]|level=\w+ "
-    r"|^\s*(?:npm|yarn|pnpm|pip|cargo|go|mvn|gradle)(?: ERR!| WARN|:? error|:? warning)\b"
+    r"|^\s*(?:npm|yarn|pnpm|pip|cargo|go|mvn|gradle)(?: ERR!| WARN\b|:? error\b|:? warning\b)"
+    r"|^[\w.-]+(?:[-_]\d+)?\s+\|\s"
     r"|^::(?:error|warning|notice|group|endgroup|debug)\b|^##\[(?:error|warning|group|section)"
     r"|^(?:error|warning)\[[A-Z]?\d+\]:|^\S+\.\w{1,5}:\d+(?::\d+)?: (?:error|warning|note)"
     r"|^={3,} .+ ={3,}$|^[EWIF]\d{4} \d{2}:\d{2}|^(?:FAILED|PASSED|ERROR) \S+::"
@@ -178,8 +179,8 @@ _LOG_CONTINUATION = re.compile(r"^(?:\s+\S|\s*[|^]|\s*-->|\s*= )")
 
 _PROMPT = re.compile(
     r"^\s*[$%]\s+\S|^\s*>>>\s|^\s*In \[\d+\]:|^\s*PS [^>\n]{0,80}>\s"
-    r"|^\s*[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%]\s|^\s*C:\\[^>\n]{0,80}>"
-    r"|^\s*\(\w[\w.-]*\)\s+\S*[$#%]\s"
+    r"|^\s*(?:\([\w.-]+\)\s+)?[\w.-]+@[\w.-]+[^\n$#%]{0,60}[$#%](?:\s|$)|^\s*C:\\[^>\n]{0,80}>"
+    r"|^\s*\([\w.-]+\)\s+[^\n]{0,60}?[$#%]\s"
 )
 _SHELL_HASH = re.compile(r"^\s*#\s+(?:sudo|cd|ls|git|apt|yum|cat|echo|make|pip|npm|docker)\b")
 
@@ -307,10 +308,18 @@ _ADDRESS = re.compile(
     r"what\b|why\b|how\b|where\b|which\b|who\b|is (?:this|that|it|there)\b|are (?:these|those|"
     r"they)\b|does\b|i (?:want|need|would)\b|i'd\b|my question|question:|help me\b|tell me|"
     r"let me know|(?:" + _REQUEST_VERBS + r")\b|draft\b|write\b|give me|show me|"
+    r"(?:ask|triage|implement|add|update|create|delete|remove|revert|run|make|reply|"
+    r"investigate|find|send|open|merge|port|apply|refactor|debug|test|ignore|use|keep|"
+    r"tell|decide|compare|list|port|move|rename|undo)\s+(?:the|a|an|this|that|these|it|them|"
+    r"him|her|me|my|our|your|his|their|what|why|how|whether|if|both|all|one)\b|"
     r"(?:and |also,? )?for (?:the )?future\b|separately\b|unrelated\b|one more thing)",
     re.I,
 )
 
+_ASKS = re.compile(
+    r"^\s*(?:(?:can|could|would|will) you\b|please\b|i (?:want|need|would like)\b|i'd like\b)",
+    re.I,
+)
 
 # --------------------------------------------------------------------------------------------
 # The splitter
@@ -406,12 +415,14 @@ def _give_back_trailing(t: _Lines, start: int, end: int) -> int:
         if j < k:
             paragraphs.append((j, k))
         j = k
+    marker = _ADDRESS  # the last paragraph; one before it needs a plain question or request
     while len(paragraphs) > 1:
         first, last = paragraphs[-1]
         text = " ".join(t.lines[first:last]).strip()
-        if _ADDRESS.match(text) or text.endswith("?"):
+        if marker.match(text) or text.endswith("?"):
             end = first
             paragraphs.pop()
+            marker = _ASKS
             continue
         break
     return end
@@ -476,6 +487,15 @@ def _scan(t: _Lines) -> None:
             i = t.mark(i, _diff_end(t, i), "diff")
             continue
 
+        if stripped.startswith(("panic: ", "goroutine ", "thread '")):
+            j = i + 1
+            while j < n and (
+                not t.blank(j)
+                or (j + 1 < n and lines[j + 1].startswith(("goroutine ", "\t", "exit status")))
+            ):
+                j += 1
+            i = t.mark(i, j, "trace")
+            continue
         if _TRACE_START.match(line) and (
             stripped.startswith(("Traceback", "Exception in", "panic:", "goroutine", "thread '"))
             or (i + 1 < n and _FRAME.match(lines[i + 1]) and lines[i + 1].strip().startswith("at "))
@@ -535,7 +555,11 @@ def _scan(t: _Lines) -> None:
             if json_end is not None:
                 i = t.mark(i, json_end, "config")
                 continue
-        if _INI_SECTION.match(line) and i + 1 < n and _KEY_VALUE.match(lines[i + 1]):
+        if (
+            _INI_SECTION.match(line)
+            and i + 1 < n
+            and (_KEY_VALUE.match(lines[i + 1]) or _comment(lines[i + 1]))
+        ):
             j = i + 1
             while j < n and (
                 _KEY_VALUE.match(lines[j])
