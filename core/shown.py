@@ -127,11 +127,8 @@ class Split:
 
 _TAG_NAMES = "|".join(re.escape(t) for t in sorted(PASTE_TAGS, key=len, reverse=True))
 _OPEN_NAMES = "|".join(re.escape(t) for t in sorted(OPEN_ENDED_TAGS, key=len, reverse=True))
-_PASTE_WRAPPER = re.compile(
-    r"<(?P<tag>" + _TAG_NAMES + r")(?:\s[^<>]*)?>.*?</(?P=tag)\s*>"
-    r"|<(?P<open>" + _OPEN_NAMES + r")(?:\s[^<>]*)?>.*\Z",
-    re.S | re.I,
-)
+_WRAPPER_OPEN = re.compile(r"<(?P<tag>" + _TAG_NAMES + r")(?:\s[^<>]*)?>", re.I)
+_OPEN_ENDED = frozenset(OPEN_ENDED_TAGS)
 _OPEN_TAG_LINE = re.compile(r"^\s*<(?P<tag>[A-Za-z][\w:.-]*)(?:\s[^<>]*)?>\s*$")
 _MARKUP_LINE = re.compile(
     r"^\s*(?:<[A-Za-z][^<>]*>.*</[\w:.-]+>|<!--.*-->|</?[A-Za-z][^<>]*/?>|<[!?][^<>]*>)\s*$"
@@ -300,6 +297,7 @@ _QUOTED = re.compile(
     r"\"(?P<a>[^\"\n]{3,}?)\"|(?<![\w'])'(?P<b>[^'\n]{3,}?)'(?![\w'])|\u201c(?P<c>[^\u201d\n]{3,}?)"
     r"\u201d"
 )
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _QUOTE_CONTEXT = re.compile(r"\b(?:" + _QUOTE_VERBS + r"|" + _REPORT_VERBS + r")\b", re.I)
 # The last paragraphs after a paste that turn back to the agent.
 _ADDRESS = re.compile(
@@ -332,9 +330,22 @@ class _Lines:
     def __init__(self, text: str) -> None:
         self.lines = text.split("\n")
         self.kind: list[str | None] = [None] * len(self.lines)
+        self._closes: dict[str, int] = {}
 
     def blank(self, i: int) -> bool:
         return not self.lines[i].strip()
+
+    def last_close(self, tag: str) -> int:
+        """The last line holding ``</tag`` (-1 if none): an element never closed is no element,
+        found without a scan per opening tag."""
+        key = tag.lower()
+        if key not in self._closes:
+            close = "</" + key
+            self._closes[key] = next(
+                (j for j in range(len(self.lines) - 1, -1, -1) if close in self.lines[j].lower()),
+                -1,
+            )
+        return self._closes[key]
 
     def mark(self, start: int, end: int, kind: str) -> int:
         for j in range(start, end):
@@ -456,7 +467,7 @@ def _scan(t: _Lines) -> None:
             continue
 
         tag = _OPEN_TAG_LINE.match(line)
-        if tag:
+        if tag and t.last_close(tag.group("tag")) > i:
             close = re.compile(r"</" + re.escape(tag.group("tag")) + r"\s*>", re.I)
             j = i + 1
             while j < n and not close.search(lines[j]):
@@ -759,22 +770,63 @@ def _quoted(own: str) -> tuple[str, list[Piece]]:
     pieces: list[Piece] = []
     out = []
     for line in own.split("\n"):
-        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", line)
-        kept = []
-        for sentence in sentences:
-            if _QUOTED.search(sentence) and _QUOTE_CONTEXT.search(_QUOTED.sub(" ", sentence)):
-
-                def cut(m: re.Match[str]) -> str:
-                    body = m.group("a") or m.group("b") or m.group("c") or ""
-                    if len(body.split()) < 3:
-                        return m.group(0)  # a word or a name in quotes, not a text
-                    pieces.append(Piece("quoted", 1, body))
-                    return "\u2026"
-
-                sentence = _QUOTED.sub(cut, sentence)
-            kept.append(sentence)
-        out.append(" ".join(kept))
+        parts: list[str] = []
+        pos = 0
+        for m in _QUOTED.finditer(line):
+            body = m.group("a") or m.group("b") or m.group("c") or ""
+            if len(body.split()) < 3:
+                continue  # a word or a name in quotes, not a text
+            # The sentence around the quote (a quote may hold sentences of its own).
+            before = line[: m.start()]
+            ends = list(_SENTENCE_END.finditer(before))
+            after = _SENTENCE_END.search(line, m.end())
+            context = (
+                before[ends[-1].end() if ends else 0 :]
+                + " "
+                + line[m.end() : after.start() + 1 if after else len(line)]
+            )
+            if not _QUOTE_CONTEXT.search(context):
+                continue
+            pieces.append(Piece("quoted", 1, body))
+            parts.append(line[pos : m.start()] + "\u2026")
+            pos = m.end()
+        parts.append(line[pos:])
+        out.append("".join(parts))
     return "\n".join(out), pieces
+
+
+def _strip_wrappers(text: str, pieces: list[tuple[int, Piece]]) -> str:
+    """Paste wrappers with their content replaced by a line break (appended to ``pieces``). A
+    wrapper with no closing tag is left alone unless it only ever wraps a paste (then it runs
+    to the end). Linear: each closing tag is looked for once per tag name."""
+    lower = text.lower()
+    last_close: dict[str, int] = {}
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _WRAPPER_OPEN.search(text, pos)
+        if m is None:
+            break
+        tag = m.group("tag").lower()
+        if tag not in last_close:
+            last_close[tag] = lower.rfind("</" + tag)
+        end: int | None = None
+        if last_close[tag] >= m.end():
+            close = re.compile(r"</" + re.escape(tag) + r"\s*>")
+            found = close.search(lower, m.end())
+            end = found.end() if found else None
+        if end is None and tag in _OPEN_ENDED:
+            end = len(text)
+        if end is None:
+            out.append(text[pos : m.end()])
+            pos = m.end()
+            continue
+        body = text[m.start() : end]
+        pieces.append((m.start(), Piece("markup", body.count("\n") + 1, body)))
+        out.append(text[pos : m.start()] + "\n")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def split_shown(text: str) -> Split:
@@ -783,12 +835,7 @@ def split_shown(text: str) -> Split:
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     pieces: list[tuple[int, Piece]] = []
 
-    def wrapper(m: re.Match[str]) -> str:
-        body = m.group(0)
-        pieces.append((m.start(), Piece("markup", body.count("\n") + 1, body)))
-        return "\n"
-
-    text = _PASTE_WRAPPER.sub(wrapper, text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _strip_wrappers(text.replace("\r\n", "\n").replace("\r", "\n"), pieces)
     t = _Lines(text)
     _scan(t)
     tails = _intros(t)

@@ -4,6 +4,8 @@ per documented shape of shown content, and the person's words around it kept."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maestro_memory.core.shown import split_shown
 
@@ -149,3 +151,79 @@ def test_windows_line_ends_and_non_strings() -> None:
     assert split_shown(f"Why?\r\n> {RULE}\r\n").own == "Why?"
     with pytest.raises(TypeError):
         split_shown(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<q> x " * 5000,  # wrappers never closed: each looked for once, not once per opening
+        "\n".join("<div>\nprose" for _ in range(3000)),
+        "{" * 50000,
+        "@@ -1,100000 +1,100000 @@\n" + " x\n" * 20000,
+        "\n".join("On Monday something" for _ in range(5000)),
+        'translate "a b c d" ' * 5000,
+        "here is the log: x\n" * 5000,
+    ],
+    ids=[
+        "unclosed-wrappers",
+        "unclosed-elements",
+        "brackets",
+        "huge-hunk",
+        "on-lines",
+        "quotes",
+        "intros",
+    ],
+)
+def test_pathological_input_is_handled(text: str) -> None:
+    split = split_shown(text)
+    assert len(split.own) <= len(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=60),
+            st.sampled_from(
+                [
+                    "> ",
+                    "```",
+                    "    ",
+                    "<pasted>",
+                    "</pasted>",
+                    "$ ",
+                    "@@ -1,2 +1,2 @@",
+                    "\n\n",
+                    "On Mon, Ann wrote:",
+                    "From: a",
+                    "Subject: b",
+                    "Here is the log:",
+                    '"',
+                    "'",
+                    "Translate: ",
+                    "ERROR ",
+                    "{",
+                    "}",
+                    "Traceback (most recent call last):",
+                ]
+            ),
+        ),
+        max_size=20,
+    )
+)
+def test_any_text_splits_into_words_of_its_own(parts: list[str]) -> None:
+    text = "".join(parts)
+    split = split_shown(text)
+    flat = text.replace("\r\n", "\n").replace("\r", "\n")
+    # What is left is the text's own words: every run between the cuts (…) is in the text.
+    for line in split.own.splitlines():
+        for run in line.split("\u2026"):
+            assert run.strip() in flat, (run, text)
+    assert all(p.kind and p.lines >= 1 for p in split.shown)
+
+
+def test_a_quote_of_several_sentences_is_cut_whole_and_spacing_is_kept() -> None:
+    split = split_shown('My colleague says "always use tabs. Never use spaces."  Who is right?')
+    assert split.own == "My colleague says \u2026  Who is right?"
+    kept = split_shown('Never say "you are absolutely right" in answers.  Thanks.')
+    assert kept.own == 'Never say "you are absolutely right" in answers.  Thanks.'
