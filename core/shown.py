@@ -238,7 +238,7 @@ _REPORT_VERBS = (
     r"stated|insists?|insisted|argues|argued|according to|is saying"
 )
 _PRESENT = (
-    r"here(?:'s| is| are)|below is|below are|the following|this is (?:the|a|an|what|how)|"
+    r"here(?:'s| is| are)|below is|below are|this is (?:the|a|an|what|how)|"
     r"these are|look at (?:this|these|the)|see (?:this|below|the)|pasted?|copied|"
     r"(?:i|we)(?:'m| am| are)? (?:get|got|getting|see|saw|seeing|received|receive|found)|"
     r"it (?:says|said|prints|printed|shows|showed|outputs|output|returns|returned|fails with|"
@@ -254,12 +254,26 @@ _PASTE_NOUNS = (
     r"commit message|pr description|changelog"
 )
 _KEYWORDS = r"(?:" + _PRESENT + r"|" + _REQUEST_VERBS + r"|" + _REPORT_VERBS + r")"
-_LINE_KEYWORDS = r"(?:" + _KEYWORDS[3:-1] + r"|" + _PASTE_NOUNS + r")"
+# A noun introduces a paste when it is pointed at ("the error:", "this log:", "my config:") or
+# stands alone as a console's word ("Output:"); "Commit messages:" or "Docs:" heads a list of
+# the person's own rules.
+_POINTED_NOUN = (
+    r"(?:the|this|that|these|those|my|his|her|their|our|your|a|an|full|whole|following|below|"
+    r"above|attached|same|original|old|new|entire)\s+(?:[\w-]+\s+){0,2}(?:" + _PASTE_NOUNS + r")"
+    r"|^\s*(?:error|output|log|logs|trace|traceback|stack ?trace|diff|patch|stdout|stderr|"
+    r"console output|result)\s*(?=:)"
+    r"|\b(?:"
+    + _PASTE_NOUNS
+    + r"|pr|bug)\s+(?:#?[A-Z]*-?\d+\b|(?:from|of|by|sent by|du|de|des|von)\s)"
+)
+_LINE_KEYWORDS = r"(?:" + _KEYWORDS[3:-1] + r"|" + _POINTED_NOUN + r")"
 # An intro about the person's own rules, or one that is itself a rule, presents nothing shown.
 _OWN_INTRO = re.compile(
     r"\b(?:rules?|preferences?|conventions?|instructions?|guidelines?|policy|policies|"
     r"standards?|requirements?|constraints?|house style|remember|keep in mind|from now on|"
-    r"going forward|note to self|always|never|must|should|make sure|don'?t|do not)\b",
+    r"going forward|note to self|always|never|must|should|make sure|don'?t|do not|"
+    r"what (?:i|we) (?:want|need|expect|prefer|like|'d like|would like)|how (?:i|we) (?:want|like|"
+    r"work|do)|what (?:you|to) (?:should )?do|the plan)\b",
     re.I,
 )
 # "When you review: …", "For the README: …" state a rule about the task, not an object.
@@ -268,7 +282,12 @@ _SUBORDINATE = re.compile(
     r"time|any time)\b|\byou\b",
     re.I,
 )
-_INTRO = re.compile(r"\b" + _LINE_KEYWORDS + r"\b[^:\n]{0,120}:\s*$", re.I)
+_INTRO = re.compile(r"(?:\b|^)" + _LINE_KEYWORDS + r"(?:\b|(?=:))[^:\n]{0,120}:\s*$", re.I)
+_LEADING_SUBORDINATE = re.compile(
+    r"^\s*(?:when|whenever|before|after|if|for|while|during|in|on|once|unless|each time|"
+    r"every time|any time)\b",
+    re.I,
+)
 # A line going on after the colon: "Rewrite this commit message: never squash merges". A verb
 # that only ever takes a text, or any request verb whose object is a text ("fix this:", "review
 # the wording:"); "Fix the login form: empty emails are accepted" is the person's description.
@@ -736,7 +755,11 @@ def _intros(t: _Lines) -> list[tuple[int, str]]:
         if t.kind[i] is not None or not line.strip():
             i += 1
             continue
-        if _INTRO.search(line) and not _OWN_INTRO.search(line):
+        if (
+            _INTRO.search(line)
+            and not _OWN_INTRO.search(line)
+            and not _LEADING_SUBORDINATE.match(line)
+        ):
             # The paragraphs that follow, to the next shown part of another kind or the end.
             j = i + 1
             while j < n and t.blank(j):

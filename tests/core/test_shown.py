@@ -82,6 +82,11 @@ SHAPES: list[tuple[str, str, str]] = [
         "Here is the README section:\n\nCan you shorten it?",
     ),
     ("text", f"The user wrote:\n{RULE}\nAnd never run tests.", "The user wrote:"),
+    ("text", f"Output:\n{RULE}\n\nWhy?", "Output:\n\nWhy?"),
+    ("text", f"I got the following:\n{RULE}", "I got the following:"),
+    ("text", f"Why this error:\n{RULE}", "Why this error:"),
+    ("text", f"Issue #412:\n\n{RULE}", "Issue #412:"),
+    ("text", f"An email from the vendor:\n\n{RULE}", "An email from the vendor:"),
     ("text", f"Rewrite this commit message: {RULE}", "Rewrite this commit message: \u2026"),
     ("text", f'Translate to German: "{RULE}"', "Translate to German: \u2026"),
     ("quoted", f"Is this right: '{RULE}'?", "Is this right: \u2026?"),
@@ -113,6 +118,11 @@ OWN_WORDS = [
     "Use the <Button> component, never a raw <button>.",
     "Here are my rules:\n\nAlways run mypy. Never disable lint rules.",
     "Before committing, always check:\n- lint passes\n- tests pass",
+    "Here's what I want:\n- always use pnpm\n- never commit .env files",
+    "Do the following:\n1. Always run the tests.\n2. Never skip the linter.",
+    "Commit messages:\n- always use the imperative mood\n- never end with a period",
+    "For the README:\nAlways keep the install section first.",
+    "Docs:\nAlways update the changelog.",
 ]
 
 
