@@ -203,13 +203,19 @@ _ENV_LINE = re.compile(r"^\s*(?:export\s+)?[A-Z_][A-Z0-9_]*=\S*\s*$")
 _YAML_ITEM = re.compile(r"^\s+-\s|^-\s+[\w.-]+:\s")
 
 _CODE_LINE = re.compile(
-    r"^\s*(?:def |class \w|import [\w.{*]|from [\w.]+ import |return\b|if \(|for \(|while \(|"
-    r"function\b|const |let |var |public |private |protected |static |#include|#define|"
-    r"package \w|fn |func |pub fn|impl |struct |enum |async |await |try\s*[{:]|except\b|"
-    r"catch\s*\(|@[\w.]+(?:\(.*\))?\s*$|}\s*$|\)\s*;?$|]\s*;?$|end$|else\s*[{:]|elif |"
-    r"switch\s*\(|case .+:$|"
+    r"^\s*(?:def \w+\s*\(|class \w+\s*[(:{<]|import (?:[\w.]+(?:\s+as\s+\w+)?(?:,\s*[\w.]+)*;?$|"
+    r"\{|\*|[\w.]+\s+from\s)|from [\w.]+ import |return\b.*[;)\]}\w]$|if \(|for \(|while \(|"
+    r"function\s*\w*\s*\(|(?:const|let|var)\s+[\w$\[{]+\s*[=:;]|"
+    r"(?:public|private|protected|static)\s+(?:[\w<>\[\],]+\s+)*[\w<>\[\]]+\s*[({=;]|"
+    r"#include|#define|package [\w.]+;?\s*$|(?:pub )?fn \w+\s*[(<]|func (?:\([^)]*\)\s*)?\w+\s*\(|"
+    r"(?:impl|struct|enum|interface|trait)\b.*[{;]\s*$|(?:async|await)\s+\w+\s*\(|try\s*[{:]|"
+    r"except(?:\s+[\w.]+)?(?:\s+as\s+\w+)?\s*:|catch\s*\(|@[\w.]+(?:\(.*\))?\s*$|}|\)\s*;?$|"
+    r"]\s*;?$|end$|else\s*[{:]|elif .*:$|switch\s*\(|case .+:$|"
     r"SELECT |INSERT |UPDATE |DELETE |CREATE |ALTER |DROP |FROM |WHERE )"
-    r"|^[^\s].*(?:[;{]|=>|\)\s*\{?)\s*$|^\s*[\w.\[\]]+\s*(?:=|\+=|-=|:=)\s*[^=\s].*$"
+    # A call ending a line ("foo(bar)", "x.y(z);"), a brace, an arrow; a ";" only with code
+    # punctuation ("pnpm (not npm)" and "tabs; never spaces;" are prose).
+    r"|^[^\s].*(?:[\w\]]\(.*\)\s*[;{,]?|\{|=>)\s*$|^[^\s](?=.*[=(){}\[\]]).*;\s*$"
+    r"|^\s*[\w.\[\]]+\s*(?:=|\+=|-=|:=)\s*[^=\s].*$"
 )
 _COMMENT_LINE = re.compile(r"^\s*(?://|/\*|\*/|<!--)")
 _HASH_COMMENT = re.compile(r"^\s*#(?!#)\s?\S")
@@ -318,6 +324,13 @@ _QUOTED = re.compile(
 )
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _QUOTE_CONTEXT = re.compile(r"\b(?:" + _QUOTE_VERBS + r"|" + _REPORT_VERBS + r")\b", re.I)
+_RULE_BETWEEN = re.compile(r"\b(?:never|always|don'?t|do not|avoid|use|say|write)\b", re.I)
+_QUOTE_QUESTION = re.compile(
+    r"\b(?:is (?:this|that|it) (?:right|correct|true|ok|okay|good|accurate|valid|fine|"
+    r"grammatical)|what does (?:this|that|it) mean|what do you think|who is right|true\?|"
+    r"right\?|correct\?|agree\?)",
+    re.I,
+)
 # The last paragraphs after a paste that turn back to the agent.
 _ADDRESS = re.compile(
     r"^\s*(?:(?:can|could|would|will|do|should) (?:you|we|i)\b|please\b|pls\b|also\b|"
@@ -676,10 +689,15 @@ def _code_end(t: _Lines, i: int, *, allow_single: bool) -> int:
 
 
 def _email_headers(t: _Lines, i: int) -> bool:
+    """Two or more mail headers, one of them an address, a subject or a date ("From: staging /
+    To: production" is the person's own shorthand)."""
     j = i
     while j < len(t.lines) and _HEADER.match(t.lines[j]):
         j += 1
-    return j - i >= 2
+    block = t.lines[i:j]
+    return j - i >= 2 and any(
+        "@" in line or re.match(r"^\s*(?:Subject|Sent|Date|Betreff):", line) for line in block
+    )
 
 
 def _diff_end(t: _Lines, i: int) -> int:
@@ -803,12 +821,15 @@ def _quoted(own: str) -> tuple[str, list[Piece]]:
             before = line[: m.start()]
             ends = list(_SENTENCE_END.finditer(before))
             after = _SENTENCE_END.search(line, m.end())
-            context = (
-                before[ends[-1].end() if ends else 0 :]
-                + " "
-                + line[m.end() : after.start() + 1 if after else len(line)]
-            )
-            if not _QUOTE_CONTEXT.search(context):
+            # The verb is the quote's own: just before it ("translate '…'", "says '…'") or the
+            # question just after it ("'…' - is this right?"); "Explain simply and never say
+            # '…'" keeps its quote.
+            lead = before[ends[-1].end() if ends else 0 :][-40:]
+            tail = line[m.end() : after.start() + 1 if after else len(line)]
+            verbs = list(_QUOTE_CONTEXT.finditer(lead))
+            if verbs and _RULE_BETWEEN.search(lead[verbs[-1].end() :]):
+                verbs = []  # "explain simply and never say '…'": the quote is the rule's
+            if not (verbs or _QUOTE_QUESTION.search(tail)):
                 continue
             pieces.append(Piece("quoted", 1, body))
             parts.append(line[pos : m.start()] + "\u2026")

@@ -123,6 +123,13 @@ OWN_WORDS = [
     "Commit messages:\n- always use the imperative mood\n- never end with a period",
     "For the README:\nAlways keep the install section first.",
     "Docs:\nAlways update the changelog.",
+    "Always use pnpm (not npm)\nNever commit .env (it holds secrets)",
+    "Always end statements with semicolons;\nnever use tabs;",
+    "class names should always be PascalCase\nimport statements should always be sorted",
+    "Let me know when you are done.\nconst should always be preferred over let.",
+    "From: staging\nTo: production\nAlways run the smoke tests in between.",
+    "Explain things simply, and never say 'as an AI language model'.",
+    "public APIs must always be documented.\nprivate helpers never need docs.",
 ]
 
 
