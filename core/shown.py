@@ -18,8 +18,9 @@ a ``Piece`` with its kind and line count); ``Split.summary()`` names them for a 
   other element whose tags stand on lines of their own (``<div>`` … ``</div>``); a line that is
   only markup (``<p>Always …</p>``, ``<!-- … -->``);
 * **code**: fenced blocks (```` ``` ````, ``~~~``; unterminated to the end), indented blocks
-  (4 spaces or a tab after a blank line; list items excepted), comment lines (``//``, ``/*``),
-  runs of two or more lines that read as code;
+  holding code (4 spaces or a tab after a blank line; list items and indented prose excepted),
+  comment lines (``//``, ``/*``), runs of two or more lines with code's shapes (a call ending
+  the line, a brace, ``def f(``, ``const x =`` …; ``pnpm (not npm)`` is prose);
 * **a quote**: block-quote lines (``>``);
 * **a diff**: ``diff --git`` / ``---``+``+++`` headers and hunks (``@@ -a,b +c,d @@``, read
   for as many lines as the header counts);
@@ -32,21 +33,26 @@ a ``Piece`` with its kind and line count); ``Split.summary()`` names them for a 
   ``PS C:\\>``) and the output under it up to a blank line;
 * **an email**: from ``-----Original Message-----``, ``---------- Forwarded message``,
   ``Begin forwarded message:``, ``On <date>, X wrote:`` or a block of two or more mail headers
-  (``From:``, ``To:``, ``Subject:`` …) to its sign-off (``Best,``/``Thanks,`` and a name) or the
-  end of the text;
+  (``From:``, ``To:``, ``Subject:`` …; one with an address, a subject or a date) to its
+  sign-off (``Best,``/``Thanks,`` and a name) or the end of the text, less the last paragraphs
+  when they turn back to the agent;
 * **a config**: JSON bodies (a line opening with ``{`` or ``[`` up to its balanced close),
   ``[section]`` + ``key = value`` blocks, two or more YAML/``KEY=value`` lines (lower-case or
   dotted keys: a person's ``Note:``/``Rule:`` labels stay words);
-* **a text** introduced as shown: a line that presents what follows (``here is the README
-  section:``, ``the user wrote:``, ``I get this:``, ``translate this:``) makes the following
-  paragraphs shown — the rest of that line too, when the line goes on after its colon — except
-  the last paragraphs when they turn back to the agent (a question, ``can you``, ``please``,
-  ``also``, a request verb such as ``fix``/``rewrite``); an intro naming a rule
-  (``here is my rule:``) is the person's own;
+* **a text** introduced as shown: a line ending in a colon that presents what follows (``here
+  is the README section:``, ``the user wrote:``, ``I get this:``, ``translate this:``, ``the
+  error:``, ``issue #412:``, ``an email from X:``, a bare ``Output:``) makes the following
+  paragraphs shown, except the last ones when they turn back to the agent (a question, ``can
+  you``, ``please``, ``also``, a request such as ``fix it``/``ask the reporter``). A line that
+  goes on after such a colon shows its rest (``rewrite this commit message: …``). An intro that
+  names the person's own rules or is one (``here are my rules:``, ``here's what I want:``,
+  ``always check:``), or starts with ``when``/``for``/``before`` … (``For the README:``), and a
+  bare label (``Commit messages:``, ``Docs:``) present nothing;
 * **quoted text** that is the object of a request or someone else's words: ``"…"``/``'…'`` of
-  three words or more after ``translate``/``rewrite``/``summarise``/``review``/``explain``/
-  ``fix``/``proofread`` …, after ``says``/``wrote``/``suggests`` …, or in a sentence asking
-  ``is this right?``.
+  three words or more right after ``translate``/``rewrite``/``summarise``/``review``/
+  ``explain``/``proofread`` …, after ``says``/``wrote``/``suggests`` …, or followed by ``is this
+  right?``/``who is right?``; a rule word between the verb and the quote makes it the person's
+  (``explain simply and never say '…'``).
 
 A pure function of the text. ``Memory.detect_semantic_signals`` (the one detection path of every
 door) mines ``own`` only; ``core/digest.py`` writes ``own`` and the summary into a session note.
@@ -639,8 +645,13 @@ def _scan(t: _Lines) -> None:
                 or (t.blank(j) and j + 1 < n and lines[j + 1].startswith(("\t", "    ")))
             ):
                 j += 1
-            i = t.mark(i, j, "code")
-            continue
+            # Indented prose is the person's (or, after an intro, a text: see _intros).
+            if any(
+                _CODE_LINE.match(x.strip()) or _COMMENT_LINE.match(x) or _HASH_COMMENT.match(x)
+                for x in lines[i:j]
+            ):
+                i = t.mark(i, j, "code")
+                continue
 
         if _COMMENT_LINE.match(line):
             i = t.mark(i, _code_end(t, i, allow_single=True), "code")

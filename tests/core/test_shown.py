@@ -130,6 +130,8 @@ OWN_WORDS = [
     "From: staging\nTo: production\nAlways run the smoke tests in between.",
     "Explain things simply, and never say 'as an AI language model'.",
     "public APIs must always be documented.\nprivate helpers never need docs.",
+    "ok so for this repo:\n\n    always use uv\n    never pip install globally",
+    "Two things:\n\n1. Always run `make lint` before pushing.\n2. Never edit files under gen/.",
 ]
 
 
