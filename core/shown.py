@@ -65,7 +65,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["PASTE_TAGS", "Piece", "Split", "split_shown"]
+__all__ = ["OPEN_ENDED_TAGS", "PASTE_TAGS", "Piece", "Split", "split_shown"]
 
 # Wrappers a person, an editor or an agent tool puts around shown content.
 PASTE_TAGS = (
@@ -109,6 +109,9 @@ class Piece:
 
 @dataclass(frozen=True)
 class Split:
+    """A text taken apart: the person's own words, and the parts they showed, in order found
+    (wrappers first, then by line, then quotes)."""
+
     own: str
     shown: tuple[Piece, ...]
 
@@ -132,7 +135,6 @@ class Split:
 # --------------------------------------------------------------------------------------------
 
 _TAG_NAMES = "|".join(re.escape(t) for t in sorted(PASTE_TAGS, key=len, reverse=True))
-_OPEN_NAMES = "|".join(re.escape(t) for t in sorted(OPEN_ENDED_TAGS, key=len, reverse=True))
 _WRAPPER_OPEN = re.compile(r"<(?P<tag>" + _TAG_NAMES + r")(?:\s[^<>]*)?>", re.I)
 _OPEN_ENDED = frozenset(OPEN_ENDED_TAGS)
 _OPEN_TAG_LINE = re.compile(r"^\s*<(?P<tag>[A-Za-z][\w:.-]*)(?:\s[^<>]*)?>\s*$")
