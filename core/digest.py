@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .injected import strip_injected
+from .lexicon import TRIVIAL_REPLIES
 from .shown import split_shown
 from .text import content_set
 
@@ -55,8 +56,6 @@ COMMAND_CHARS = 80
 
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOLS = {"NotebookEdit": "notebook_path"}
-# Follow-ups that carry no subject of their own.
-TRIVIAL = frozenset("yes no ok okay thanks thank continue go ahead please sure right".split())
 _NOT_A_PROMPT = ("<command-", "<local-command-", "<system-reminder>", "[Request interrupted")
 _COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,200})"')
@@ -167,7 +166,7 @@ class _Reader:
         task, words = _task_text(text)
         if not task:
             return  # nothing of the person's and nothing shown: the memory's own block
-        topic = set(content_set(words)) - TRIVIAL
+        topic = set(content_set(words)) - TRIVIAL_REPLIES
         d = self.digest
         if not d.tasks:
             d.tasks.append(_clip(task, TASK_CHARS))

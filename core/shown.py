@@ -54,8 +54,9 @@ a ``Piece`` with its kind and line count); ``Split.summary()`` names them for a 
   right?``/``who is right?``; a rule word between the verb and the quote makes it the person's
   (``explain simply and never say '…'``).
 
-A pure function of the text. ``Memory.detect_semantic_signals`` (the one detection path of every
-door) mines ``own`` only; ``core/digest.py`` writes ``own`` and the summary into a session note.
+The patterns themselves are in ``core/shown_patterns.py``. A pure function of the text.
+``Memory.detect_semantic_signals`` (``core/saving.py``, the one detection path of every door)
+mines ``own`` only; ``core/digest.py`` writes ``own`` and the summary into a session note.
 """
 
 from __future__ import annotations
@@ -65,23 +66,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["OPEN_ENDED_TAGS", "PASTE_TAGS", "Piece", "Split", "split_shown"]
+from . import shown_patterns as pat
+from .shown_patterns import OPEN_ENDED_TAGS, PASTE_TAGS
 
-# Wrappers a person, an editor or an agent tool puts around shown content.
-PASTE_TAGS = (
-    "pasted paste pasted_text pasted-text clipboard quote blockquote q cite document doc "
-    "documents email mail message msg letter log logs output stdout stderr console terminal "
-    "shell file attachment snippet excerpt example context transcript issue comment review "
-    "text content source data input untrusted untrusted_input code pre ide_selection "
-    "ide_opened_file ide_diagnostics selection environment_context user_instructions "
-    "readme article post reply thread chat conversation"
-).split()
-# Of those, the ones that wrap nothing but a paste: unterminated, they run to the text's end.
-OPEN_ENDED_TAGS = (
-    "pasted paste pasted_text pasted-text clipboard document email log logs output stdout "
-    "stderr attachment snippet excerpt transcript untrusted untrusted_input ide_selection "
-    "ide_opened_file ide_diagnostics environment_context user_instructions"
-).split()
+__all__ = ["OPEN_ENDED_TAGS", "PASTE_TAGS", "Piece", "Split", "split_shown"]
 
 _KIND_NAMES = {
     "code": "code",
@@ -129,235 +117,6 @@ class Split:
         more = len(lines) - 3
         return "pasted: " + "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
-
-# --------------------------------------------------------------------------------------------
-# Line patterns
-# --------------------------------------------------------------------------------------------
-
-_TAG_NAMES = "|".join(re.escape(t) for t in sorted(PASTE_TAGS, key=len, reverse=True))
-_WRAPPER_OPEN = re.compile(r"<(?P<tag>" + _TAG_NAMES + r")(?:\s[^<>]*)?>", re.I)
-_OPEN_ENDED = frozenset(OPEN_ENDED_TAGS)
-_OPEN_TAG_LINE = re.compile(r"^\s*<(?P<tag>[A-Za-z][\w:.-]*)(?:\s[^<>]*)?>\s*$")
-_MARKUP_LINE = re.compile(
-    r"^\s*(?:<[A-Za-z][^<>]*>.*</[\w:.-]+>|<!--.*-->|</?[A-Za-z][^<>]*/?>|<[!?][^<>]*>)\s*$"
-)
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_QUOTE = re.compile(r"^\s*>(?!>>\s)")
-_BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,3}[.)])\s")
-
-_DIFF_START = re.compile(r"^(?:diff --git |diff -\w|Index: |@@ -\d)")
-_DIFF_META = re.compile(
-    r"^(?:diff |index [0-9a-f]|new file mode|deleted file mode|old mode|new mode|similarity |"
-    r"rename (?:from|to) |Binary files |--- \S|\+\+\+ \S|={10,}$|Index: )"
-)
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
-_TRACE_START = re.compile(
-    r"^(?:Traceback \(most recent call last\):|Exception in thread |panic: |goroutine \d+ \[|"
-    r"thread '[^']*' panicked at|Uncaught \w*(?:Error|Exception)|Fatal error: |"
-    r"\s*(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?:: .*)?$)"
-)
-_FRAME = re.compile(
-    r"^(?:\s+at |\s+File \"|\s+\.\.\. \d+ more|Caused by: |\s*During handling of|\s*The above "
-    r"exception|\s+\S|#\d+ |\d+: 0x)"
-)
-_TIMESTAMP = re.compile(
-    r"^\s*[\[(]?(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{1,2}:\d{2}|\d{1,2}:\d{2}:\d{2}|"
-    r"\d{2}/\d{2}/\d{4}|[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}|\d+\.\d{3,}\]|\d{10,13}\b)"
-)
-_LEVEL = re.compile(
-    r"^\s*[\[(](?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE|PANIC|"
-    r"FAIL|FAILED|PASSED)[\])]|^\s*(?:TRACE|DEBUG|INFO|WARN|ERRO|FATA)\[\d+\]|level=\w+ "
-    r"|^\s*(?:npm|yarn|pnpm|pip|cargo|go|mvn|gradle)(?: ERR!| WARN\b|:? error\b|:? warning\b)"
-    r"|^[\w.-]+(?:[-_]\d+)?\s+\|\s"
-    r"|^::(?:error|warning|notice|group|endgroup|debug)\b|^##\[(?:error|warning|group|section)"
-    r"|^(?:error|warning)\[[A-Z]?\d+\]:|^\S+\.\w{1,5}:\d+(?::\d+)?: (?:error|warning|note)"
-    r"|^={3,} .+ ={3,}$|^[EWIF]\d{4} \d{2}:\d{2}|^(?:FAILED|PASSED|ERROR) \S+::"
-)
-# Alone, these could be a person's own label ("WARNING: never …"): a log only two or more together.
-_WEAK_LEVEL = re.compile(
-    r"^\s*(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE|PANIC|FAIL|"
-    r"FAILED|PASSED)(?:[\s:|-]|$)"
-)
-_SOFT_LEVEL = re.compile(r"^\s*(?:error|warning|fatal|note|help|hint):\s|" + _WEAK_LEVEL.pattern)
-_LOG_CONTINUATION = re.compile(r"^(?:\s+\S|\s*[|^]|\s*-->|\s*= )")
-
-_PROMPT = re.compile(
-    r"^\s*[$%]\s+\S|^\s*>>>\s|^\s*In \[\d+\]:|^\s*PS [^>\n]{0,80}>\s"
-    r"|^\s*(?:\([\w.-]+\)\s+)?[\w.-]+@[\w.-]+[^\n$#%]{0,60}[$#%](?:\s|$)|^\s*C:\\[^>\n]{0,80}>"
-    r"|^\s*\([\w.-]+\)\s+[^\n]{0,60}?[$#%]\s"
-)
-_SHELL_HASH = re.compile(r"^\s*#\s+(?:sudo|cd|ls|git|apt|yum|cat|echo|make|pip|npm|docker)\b")
-
-_EMAIL_MARK = re.compile(
-    r"^\s*(?:-{2,}\s*(?:Original Message|Forwarded message)\s*-*|Begin forwarded message:|"
-    r"_{5,}\s*$)",
-    re.I,
-)
-_WROTE = re.compile(r"^\s*(?:On|Am|Le|El)\s.{4,200}(?:wrote|schrieb|a écrit|escribió)\s*:\s*$")
-_WROTE_OPEN = re.compile(r"^\s*On\s.{4,200}$")
-_WROTE_CLOSE = re.compile(r"^.{0,200}wrote:\s*$")
-_HEADER = re.compile(r"^\s*(?:From|To|Cc|Bcc|Sent|Date|Subject|Reply-To|Von|An|Betreff):\s*\S")
-_SIGN_OFF = re.compile(
-    r"^\s*(?:best|best regards|kind regards|regards|warm regards|thanks|thank you|many thanks|"
-    r"thanks again|cheers|sincerely|yours|all the best|br|cordially|talk soon)[,!.]?\s*$"
-    r"|^\s*--\s*$",
-    re.I,
-)
-
-_INI_SECTION = re.compile(r"^\s*\[[\w .\"'-]+\]\s*$")
-_KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z_][\w.-]*)\s*(?P<sep>[:=])(?:\s|$)")
-_ENV_LINE = re.compile(r"^\s*(?:export\s+)?[A-Z_][A-Z0-9_]*=\S*\s*$")
-_YAML_ITEM = re.compile(r"^\s+-\s|^-\s+[\w.-]+:\s")
-
-_CODE_LINE = re.compile(
-    r"^\s*(?:def \w+\s*\(|class \w+\s*[(:{<]|import (?:[\w.]+(?:\s+as\s+\w+)?(?:,\s*[\w.]+)*;?$|"
-    r"\{|\*|[\w.]+\s+from\s)|from [\w.]+ import |return\b.*[;)\]}\w]$|if \(|for \(|while \(|"
-    r"function\s*\w*\s*\(|(?:const|let|var)\s+[\w$\[{]+\s*[=:;]|"
-    r"(?:public|private|protected|static)\s+(?:[\w<>\[\],]+\s+)*[\w<>\[\]]+\s*[({=;]|"
-    r"#include|#define|package [\w.]+;?\s*$|(?:pub )?fn \w+\s*[(<]|func (?:\([^)]*\)\s*)?\w+\s*\(|"
-    r"(?:impl|struct|enum|interface|trait)\b.*[{;]\s*$|(?:async|await)\s+\w+\s*\(|try\s*[{:]|"
-    r"except(?:\s+[\w.]+)?(?:\s+as\s+\w+)?\s*:|catch\s*\(|@[\w.]+(?:\(.*\))?\s*$|}|\)\s*;?$|"
-    r"]\s*;?$|end$|else\s*[{:]|elif .*:$|switch\s*\(|case .+:$|"
-    r"SELECT |INSERT |UPDATE |DELETE |CREATE |ALTER |DROP |FROM |WHERE )"
-    # A call ending a line ("foo(bar)", "x.y(z);"), a brace, an arrow; a ";" only with code
-    # punctuation ("pnpm (not npm)" and "tabs; never spaces;" are prose).
-    r"|^[^\s].*(?:[\w\]]\(.*\)\s*[;{,]?|\{|=>)\s*$|^[^\s](?=.*[=(){}\[\]]).*;\s*$"
-    r"|^\s*[\w.\[\]]+\s*(?:=|\+=|-=|:=)\s*[^=\s].*$"
-)
-_COMMENT_LINE = re.compile(r"^\s*(?://|/\*|\*/|<!--)")
-_HASH_COMMENT = re.compile(r"^\s*#(?!#)\s?\S")
-
-# --------------------------------------------------------------------------------------------
-# Introductions, quoted objects, turning back to the agent
-# --------------------------------------------------------------------------------------------
-
-_REQUEST_VERBS = (
-    r"translate|rewrite|re-?word|rephrase|paraphrase|summari[sz]e|sum up|tl;?dr|review|explain|"
-    r"interpret|proofread|proof-read|correct|fix|improve|polish|shorten|simplify|edit|tidy up|"
-    r"clean up|reformat|check|critique|evaluate|assess|grade|analy[sz]e|respond to|"
-    r"reply to|answer|draft a reply to|comment on|look at|read|parse|classify|convert"
-)
-# The tighter list for a quote in a sentence: "translate 'Always back up first'".
-_QUOTE_VERBS = (
-    r"translate|rewrite|re-?word|rephrase|paraphrase|summari[sz]e|sum up|review|explain|"
-    r"interpret|proofread|improve|polish|shorten|simplify|critique|respond to|reply to|"
-    r"fix (?:this|the|my|its|their|his|her)|what does|is (?:this|that|it) (?:right|correct|"
-    r"true|ok|okay|good|accurate|valid|fine|grammatical)|what do you think"
-)
-_REPORT_VERBS = (
-    r"says|said|(?<!never )(?<!don't )(?<!not )(?<!always )(?<!to )say|wrote|writes|told me|"
-    r"tells me|claims?|claimed|suggests?|"
-    r"suggested|recommends?|recommended|posted|replied|commented|asked|sent|reads|states|"
-    r"stated|insists?|insisted|argues|argued|according to|is saying"
-)
-_PRESENT = (
-    r"here(?:'s| is| are)|below is|below are|this is (?:the|a|an|what|how)|"
-    r"these are|look at (?:this|these|the)|see (?:this|below|the)|pasted?|copied|"
-    r"(?:i|we)(?:'m| am| are)? (?:get|got|getting|see|saw|seeing|received|receive|found)|"
-    r"it (?:says|said|prints|printed|shows|showed|outputs|output|returns|returned|fails with|"
-    r"failed with|gives|gave|spits out|logs|logged)|(?:fails|failed|crashes|crashed|errors|"
-    r"errored|dies|died|breaks|broke) with"
-)
-# Nouns that name a paste: they introduce one at the end of a line ("The error:"), never inline
-# ("Error handling: never swallow exceptions" is a label and a rule).
-_PASTE_NOUNS = (
-    r"error|output|log|logs|trace|traceback|stack ?trace|"
-    r"email|e-mail|message|readme|docs|documentation|diff|patch|config|comment|issue|"
-    r"bug report|ticket|paragraph|section|snippet|excerpt|post|thread|reply|response|"
-    r"commit message|pr description|changelog"
-)
-_KEYWORDS = r"(?:" + _PRESENT + r"|" + _REQUEST_VERBS + r"|" + _REPORT_VERBS + r")"
-# A noun introduces a paste when it is pointed at ("the error:", "this log:", "my config:") or
-# stands alone as a console's word ("Output:"); "Commit messages:" or "Docs:" heads a list of
-# the person's own rules.
-_POINTED_NOUN = (
-    r"(?:the|this|that|these|those|my|his|her|their|our|your|a|an|full|whole|following|below|"
-    r"above|attached|same|original|old|new|entire)\s+(?:[\w-]+\s+){0,2}(?:" + _PASTE_NOUNS + r")"
-    r"|^\s*(?:error|output|log|logs|trace|traceback|stack ?trace|diff|patch|stdout|stderr|"
-    r"console output|result)\s*(?=:)"
-    r"|\b(?:"
-    + _PASTE_NOUNS
-    + r"|pr|bug)\s+(?:#?[A-Z]*-?\d+\b|(?:from|of|by|sent by|du|de|des|von)\s)"
-)
-_LINE_KEYWORDS = r"(?:" + _KEYWORDS[3:-1] + r"|" + _POINTED_NOUN + r")"
-# An intro about the person's own rules, or one that is itself a rule, presents nothing shown.
-_OWN_INTRO = re.compile(
-    r"\b(?:rules?|preferences?|conventions?|instructions?|guidelines?|policy|policies|"
-    r"standards?|requirements?|constraints?|house style|remember|keep in mind|from now on|"
-    r"going forward|note to self|always|never|must|should|make sure|don'?t|do not|"
-    r"what (?:i|we) (?:want|need|expect|prefer|like|'d like|would like)|how (?:i|we) (?:want|like|"
-    r"work|do)|what (?:you|to) (?:should )?do|the plan)\b",
-    re.I,
-)
-# "When you review: …", "For the README: …" state a rule about the task, not an object.
-_SUBORDINATE = re.compile(
-    r"^\s*(?:when|whenever|before|after|if|for|while|during|in|on|once|unless|each time|every "
-    r"time|any time)\b|\byou\b",
-    re.I,
-)
-_INTRO = re.compile(r"(?:\b|^)" + _LINE_KEYWORDS + r"(?:\b|(?=:))[^:\n]{0,120}:\s*$", re.I)
-_LEADING_SUBORDINATE = re.compile(
-    r"^\s*(?:when|whenever|before|after|if|for|while|during|in|on|once|unless|each time|"
-    r"every time|any time)\b",
-    re.I,
-)
-# A line going on after the colon: "Rewrite this commit message: never squash merges". A verb
-# that only ever takes a text, or any request verb whose object is a text ("fix this:", "review
-# the wording:"); "Fix the login form: empty emails are accepted" is the person's description.
-_TEXT_VERBS = (
-    r"translate|rewrite|re-?word|rephrase|paraphrase|summari[sz]e|sum up|tl;?dr|proofread|"
-    r"proof-read|polish|shorten"
-)
-_TEXT_OBJECT = (
-    r"(?:this|that|these|those|it|the following|below)\b|(?:the|my|his|her|their|our|a|an|"
-    r"this|that)\s+(?:[\w-]+\s+){0,2}(?:text|message|sentence|paragraph|email|e-mail|wording|"
-    r"comment|docstring|title|description|copy|answer|post|reply|note|string|phrase|quote|lines?|"
-    r"section|readme|doc|docs|changelog|tweet|summary|statement|claim|advice|snippet|excerpt|"
-    r"translation|output|log|error|trace|report|issue|ticket)\b"
-)
-_INLINE_HEAD = "|".join(
-    (
-        r"\b(?:" + _TEXT_VERBS + r")\b",
-        r"\b(?:" + _REQUEST_VERBS + r")\s+" + _TEXT_OBJECT,
-        r"\b(?:" + _PRESENT + r"|" + _REPORT_VERBS + r")\b",
-    )
-)
-_INLINE_INTRO = re.compile(
-    r"^(?P<head>[^:\n]{0,160}?(?:" + _INLINE_HEAD + r")[^:\n]{0,120}?:)\s+(?P<tail>\S.*)$", re.I
-)
-_QUOTED = re.compile(
-    r"\"(?P<a>[^\"\n]{3,}?)\"|(?<![\w'])'(?P<b>[^'\n]{3,}?)'(?![\w'])|\u201c(?P<c>[^\u201d\n]{3,}?)"
-    r"\u201d"
-)
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
-_QUOTE_CONTEXT = re.compile(r"\b(?:" + _QUOTE_VERBS + r"|" + _REPORT_VERBS + r")\b", re.I)
-_RULE_BETWEEN = re.compile(r"\b(?:never|always|don'?t|do not|avoid|use|say|write)\b", re.I)
-_QUOTE_QUESTION = re.compile(
-    r"\b(?:is (?:this|that|it) (?:right|correct|true|ok|okay|good|accurate|valid|fine|"
-    r"grammatical)|what does (?:this|that|it) mean|what do you think|who is right|true\?|"
-    r"right\?|correct\?|agree\?)",
-    re.I,
-)
-# The last paragraphs after a paste that turn back to the agent.
-_ADDRESS = re.compile(
-    r"^\s*(?:(?:can|could|would|will|do|should) (?:you|we|i)\b|please\b|pls\b|also\b|"
-    r"btw\b|by the way|ps\b|p\.s\.|thanks?\b|thank you|and (?:also|please|can|could|btw)\b|"
-    r"what\b|why\b|how\b|where\b|which\b|who\b|is (?:this|that|it|there)\b|are (?:these|those|"
-    r"they)\b|does\b|i (?:want|need|would)\b|i'd\b|my question|question:|help me\b|tell me|"
-    r"let me know|(?:" + _REQUEST_VERBS + r")\b|draft\b|write\b|give me|show me|"
-    r"(?:ask|triage|implement|add|update|create|delete|remove|revert|run|make|reply|"
-    r"investigate|find|send|open|merge|port|apply|refactor|debug|test|ignore|use|keep|"
-    r"tell|decide|compare|list|port|move|rename|undo)\s+(?:the|a|an|this|that|these|it|them|"
-    r"him|her|me|my|our|your|his|their|what|why|how|whether|if|both|all|one)\b|"
-    r"(?:and |also,? )?for (?:the )?future\b|separately\b|unrelated\b|one more thing)",
-    re.I,
-)
-
-_ASKS = re.compile(
-    r"^\s*(?:(?:can|could|would|will) you\b|please\b|i (?:want|need|would like)\b|i'd like\b)",
-    re.I,
-)
 
 # --------------------------------------------------------------------------------------------
 # The splitter
@@ -430,7 +189,7 @@ def _looks_json(body: str) -> bool:
 
 
 def _config_key(line: str) -> bool:
-    m = _KEY_VALUE.match(line)
+    m = pat.KEY_VALUE.match(line)
     if m is None:
         return False
     key = m.group("key")
@@ -444,7 +203,7 @@ def _sign_off_end(t: _Lines, start: int) -> int:
     (later paragraphs that turn back to the agent are given back by the caller)."""
     n = len(t.lines)
     for j in range(start + 1, n):
-        if _SIGN_OFF.match(t.lines[j]):
+        if pat.SIGN_OFF.match(t.lines[j]):
             k = j + 1
             while k < n and not t.blank(k) and k - j <= 3 and len(t.lines[k].strip()) <= 60:
                 k += 1
@@ -466,14 +225,14 @@ def _give_back_trailing(t: _Lines, start: int, end: int) -> int:
         if j < k:
             paragraphs.append((j, k))
         j = k
-    marker = _ADDRESS  # the last paragraph; one before it needs a plain question or request
+    marker = pat.ADDRESS  # the last paragraph; one before it needs a plain question or request
     while len(paragraphs) > 1:
         first, last = paragraphs[-1]
         text = " ".join(t.lines[first:last]).strip()
         if marker.match(text) or text.endswith("?"):
             end = first
             paragraphs.pop()
-            marker = _ASKS
+            marker = pat.ASKS
             continue
         break
     return end
@@ -497,7 +256,7 @@ def _scan(t: _Lines) -> None:
             continue
         prev_blank = i == 0 or t.blank(i - 1) or t.kind[i - 1] is not None
 
-        fence = _FENCE.match(line)
+        fence = pat.FENCE.match(line)
         if fence:
             mark = fence.group(1)[0] * 3
             j = i + 1
@@ -506,7 +265,7 @@ def _scan(t: _Lines) -> None:
             i = t.mark(i, min(j + 1, n), "code")
             continue
 
-        tag = _OPEN_TAG_LINE.match(line)
+        tag = pat.OPEN_TAG_LINE.match(line)
         if tag and t.last_close(tag.group("tag")) > i:
             close = re.compile(r"</" + re.escape(tag.group("tag")) + r"\s*>", re.I)
             j = i + 1
@@ -515,24 +274,24 @@ def _scan(t: _Lines) -> None:
             if j < n:
                 i = t.mark(i, j + 1, "markup")
                 continue
-        if _MARKUP_LINE.match(line):
-            i = t.mark(i, _block_end(t, i, _MARKUP_LINE), "markup")
+        if pat.MARKUP_LINE.match(line):
+            i = t.mark(i, _block_end(t, i, pat.MARKUP_LINE), "markup")
             continue
 
-        if _QUOTE.match(line):
-            i = t.mark(i, _block_end(t, i, _QUOTE), "quote")
+        if pat.QUOTE.match(line):
+            i = t.mark(i, _block_end(t, i, pat.QUOTE), "quote")
             continue
 
-        if _EMAIL_MARK.match(line) or _WROTE.match(line) or _email_headers(t, i):
+        if pat.EMAIL_MARK.match(line) or pat.WROTE.match(line) or _email_headers(t, i):
             end = _give_back_trailing(t, i, _sign_off_end(t, i))
             i = t.mark(i, end, "email")
             continue
-        if _WROTE_OPEN.match(line) and i + 1 < n and _WROTE_CLOSE.match(lines[i + 1]):
+        if pat.WROTE_OPEN.match(line) and i + 1 < n and pat.WROTE_CLOSE.match(lines[i + 1]):
             end = _give_back_trailing(t, i, _sign_off_end(t, i + 1))
             i = t.mark(i, end, "email")
             continue
 
-        if _DIFF_START.match(line) or (
+        if pat.DIFF_START.match(line) or (
             line.startswith("--- ") and i + 1 < n and lines[i + 1].startswith("+++ ")
         ):
             i = t.mark(i, _diff_end(t, i), "diff")
@@ -547,13 +306,17 @@ def _scan(t: _Lines) -> None:
                 j += 1
             i = t.mark(i, j, "trace")
             continue
-        if _TRACE_START.match(line) and (
+        if pat.TRACE_START.match(line) and (
             stripped.startswith(("Traceback", "Exception in", "panic:", "goroutine", "thread '"))
-            or (i + 1 < n and _FRAME.match(lines[i + 1]) and lines[i + 1].strip().startswith("at "))
+            or (
+                i + 1 < n
+                and pat.FRAME.match(lines[i + 1])
+                and lines[i + 1].strip().startswith("at ")
+            )
         ):
             j = i + 1
             while j < n and (
-                _FRAME.match(lines[j]) or (not t.blank(j) and _TRACE_START.match(lines[j]))
+                pat.FRAME.match(lines[j]) or (not t.blank(j) and pat.TRACE_START.match(lines[j]))
             ):
                 j += 1
             # Python's last line: the exception, not indented.
@@ -578,22 +341,24 @@ def _scan(t: _Lines) -> None:
             i = t.mark(i, _block_end(t, i, re.compile(r"^\s+at \S|^\s*\.\.\. \d+ more")), "trace")
             continue
 
-        if _TIMESTAMP.match(line) or _LEVEL.match(line):
+        if pat.TIMESTAMP.match(line) or pat.LEVEL.match(line):
             i = t.mark(i, _log_end(t, i), "log")
             continue
-        if _SOFT_LEVEL.match(line):
+        if pat.SOFT_LEVEL.match(line):
             j = i + 1
-            while j < n and (_SOFT_LEVEL.match(lines[j]) or _LOG_CONTINUATION.match(lines[j])):
+            while j < n and (
+                pat.SOFT_LEVEL.match(lines[j]) or pat.LOG_CONTINUATION.match(lines[j])
+            ):
                 j += 1
-            if j - i >= 2 and not _BULLET.match(line):
+            if j - i >= 2 and not pat.BULLET.match(line):
                 i = t.mark(i, j, "log")
                 continue
 
-        if _PROMPT.match(line) or _SHELL_HASH.match(line):
+        if pat.PROMPT.match(line) or pat.SHELL_HASH.match(line):
             j = i + 1
             while j < n:
                 if t.blank(j):
-                    if j + 1 < n and (_PROMPT.match(lines[j + 1])):
+                    if j + 1 < n and (pat.PROMPT.match(lines[j + 1])):
                         j += 1
                         continue
                     break
@@ -601,36 +366,36 @@ def _scan(t: _Lines) -> None:
             i = t.mark(i, j, "terminal")
             continue
 
-        if stripped[0] in "{[" and not _INI_SECTION.match(line):
+        if stripped[0] in "{[" and not pat.INI_SECTION.match(line):
             json_end = _json_end(lines, i)
             if json_end is not None:
                 i = t.mark(i, json_end, "config")
                 continue
         if (
-            _INI_SECTION.match(line)
+            pat.INI_SECTION.match(line)
             and i + 1 < n
-            and (_KEY_VALUE.match(lines[i + 1]) or _comment(lines[i + 1]))
+            and (pat.KEY_VALUE.match(lines[i + 1]) or _comment(lines[i + 1]))
         ):
             j = i + 1
             while j < n and (
-                _KEY_VALUE.match(lines[j])
-                or _INI_SECTION.match(lines[j])
+                pat.KEY_VALUE.match(lines[j])
+                or pat.INI_SECTION.match(lines[j])
                 or _comment(lines[j])
-                or (t.blank(j) and j + 1 < n and _INI_SECTION.match(lines[j + 1]))
+                or (t.blank(j) and j + 1 < n and pat.INI_SECTION.match(lines[j + 1]))
             ):
                 j += 1
             i = t.mark(i, j, "config")
             continue
-        if lines[i].strip() == "---" or _config_key(line) or _ENV_LINE.match(line):
+        if lines[i].strip() == "---" or _config_key(line) or pat.ENV_LINE.match(line):
             j = i + 1 if lines[i].strip() == "---" else i
             keys = 0
             while j < n and (
                 _config_key(lines[j])
-                or _ENV_LINE.match(lines[j])
-                or (keys and (_YAML_ITEM.match(lines[j]) or lines[j][:1].isspace()))
-                or (keys and _HASH_COMMENT.match(lines[j]))
+                or pat.ENV_LINE.match(lines[j])
+                or (keys and (pat.YAML_ITEM.match(lines[j]) or lines[j][:1].isspace()))
+                or (keys and pat.HASH_COMMENT.match(lines[j]))
             ):
-                keys += bool(_config_key(lines[j]) or _ENV_LINE.match(lines[j]))
+                keys += bool(_config_key(lines[j]) or pat.ENV_LINE.match(lines[j]))
                 j += 1
             if keys >= 2:
                 i = t.mark(i, j, "config")
@@ -639,7 +404,7 @@ def _scan(t: _Lines) -> None:
         if (
             prev_blank
             and (line.startswith("\t") or line.startswith("    "))
-            and not (_BULLET.match(line) or _after_list(t, i))
+            and not (pat.BULLET.match(line) or _after_list(t, i))
         ):
             j = i
             while j < n and (
@@ -649,16 +414,18 @@ def _scan(t: _Lines) -> None:
                 j += 1
             # Indented prose is the person's (or, after an intro, a text: see _intros).
             if any(
-                _CODE_LINE.match(x.strip()) or _COMMENT_LINE.match(x) or _HASH_COMMENT.match(x)
+                pat.CODE_LINE.match(x.strip())
+                or pat.COMMENT_LINE.match(x)
+                or pat.HASH_COMMENT.match(x)
                 for x in lines[i:j]
             ):
                 i = t.mark(i, j, "code")
                 continue
 
-        if _COMMENT_LINE.match(line):
+        if pat.COMMENT_LINE.match(line):
             i = t.mark(i, _code_end(t, i, allow_single=True), "code")
             continue
-        if _CODE_LINE.match(line) and not _BULLET.match(line):
+        if pat.CODE_LINE.match(line) and not pat.BULLET.match(line):
             j = _code_end(t, i, allow_single=False)
             if j - i >= 2:
                 i = t.mark(i, j, "code")
@@ -675,7 +442,7 @@ def _after_list(t: _Lines, i: int) -> bool:
     j = i - 1
     while j >= 0 and t.blank(j):
         j -= 1
-    return j >= 0 and bool(_BULLET.match(t.lines[j]))
+    return j >= 0 and bool(pat.BULLET.match(t.lines[j]))
 
 
 def _code_end(t: _Lines, i: int, *, allow_single: bool) -> int:
@@ -687,13 +454,17 @@ def _code_end(t: _Lines, i: int, *, allow_single: bool) -> int:
     while j < n:
         line = lines[j]
         if t.blank(j):
-            if j + 1 < n and (_CODE_LINE.match(lines[j + 1]) or _COMMENT_LINE.match(lines[j + 1])):
+            if j + 1 < n and (
+                pat.CODE_LINE.match(lines[j + 1]) or pat.COMMENT_LINE.match(lines[j + 1])
+            ):
                 j += 1
                 continue
             break
-        if (_CODE_LINE.match(line) and not _BULLET.match(line)) or _COMMENT_LINE.match(line):
+        if (pat.CODE_LINE.match(line) and not pat.BULLET.match(line)) or pat.COMMENT_LINE.match(
+            line
+        ):
             code_lines += 1
-        elif not (code_lines and (line[:1].isspace() or _HASH_COMMENT.match(line))):
+        elif not (code_lines and (line[:1].isspace() or pat.HASH_COMMENT.match(line))):
             break
         j += 1
     if code_lines < 2 and not allow_single:
@@ -705,7 +476,7 @@ def _email_headers(t: _Lines, i: int) -> bool:
     """Two or more mail headers, one of them an address, a subject or a date ("From: staging /
     To: production" is the person's own shorthand)."""
     j = i
-    while j < len(t.lines) and _HEADER.match(t.lines[j]):
+    while j < len(t.lines) and pat.HEADER.match(t.lines[j]):
         j += 1
     block = t.lines[i:j]
     return j - i >= 2 and any(
@@ -718,7 +489,7 @@ def _diff_end(t: _Lines, i: int) -> int:
     j = i
     while j < n:
         line = lines[j]
-        hunk = _HUNK.match(line)
+        hunk = pat.HUNK.match(line)
         if hunk:
             old = int(hunk.group(1)) if hunk.group(1) is not None else 1
             new = int(hunk.group(2)) if hunk.group(2) is not None else 1
@@ -739,13 +510,13 @@ def _diff_end(t: _Lines, i: int) -> int:
                     break  # a hand-trimmed hunk: what follows is not the diff's
                 j += 1
             continue
-        if _DIFF_META.match(line) or line.startswith("\\ No newline"):
+        if pat.DIFF_META.match(line) or line.startswith("\\ No newline"):
             j += 1
             continue
         if (
             not line.strip()
             and j + 1 < n
-            and (_DIFF_META.match(lines[j + 1]) or _HUNK.match(lines[j + 1]))
+            and (pat.DIFF_META.match(lines[j + 1]) or pat.HUNK.match(lines[j + 1]))
         ):
             j += 1
             continue
@@ -759,14 +530,14 @@ def _log_end(t: _Lines, i: int) -> int:
     while j < n:
         line = lines[j]
         if (
-            _TIMESTAMP.match(line)
-            or _LEVEL.match(line)
-            or _SOFT_LEVEL.match(line)
-            or (not t.blank(j) and (_LOG_CONTINUATION.match(line) or _FRAME.match(line)))
+            pat.TIMESTAMP.match(line)
+            or pat.LEVEL.match(line)
+            or pat.SOFT_LEVEL.match(line)
+            or (not t.blank(j) and (pat.LOG_CONTINUATION.match(line) or pat.FRAME.match(line)))
             or (
                 t.blank(j)
                 and j + 1 < n
-                and (_TIMESTAMP.match(lines[j + 1]) or _LEVEL.match(lines[j + 1]))
+                and (pat.TIMESTAMP.match(lines[j + 1]) or pat.LEVEL.match(lines[j + 1]))
             )
         ):
             j += 1
@@ -787,9 +558,9 @@ def _intros(t: _Lines) -> list[tuple[int, str]]:
             i += 1
             continue
         if (
-            _INTRO.search(line)
-            and not _OWN_INTRO.search(line)
-            and not _LEADING_SUBORDINATE.match(line)
+            pat.INTRO.search(line)
+            and not pat.OWN_INTRO.search(line)
+            and not pat.LEADING_SUBORDINATE.match(line)
         ):
             # The paragraphs that follow, to the next shown part of another kind or the end.
             j = i + 1
@@ -803,11 +574,11 @@ def _intros(t: _Lines) -> list[tuple[int, str]]:
                 t.mark(j, end, "text")
                 i = end
                 continue
-        inline = _INLINE_INTRO.match(line)
+        inline = pat.INLINE_INTRO.match(line)
         if (
             inline
-            and not _OWN_INTRO.search(inline.group("head"))
-            and not _SUBORDINATE.search(inline.group("head"))
+            and not pat.OWN_INTRO.search(inline.group("head"))
+            and not pat.SUBORDINATE.search(inline.group("head"))
             and not _ends_sentence(inline.group("head"))
         ):
             tails.append((i, inline.group("tail")))
@@ -826,23 +597,23 @@ def _quoted(own: str) -> tuple[str, list[Piece]]:
     for line in own.split("\n"):
         parts: list[str] = []
         pos = 0
-        for m in _QUOTED.finditer(line):
+        for m in pat.QUOTED.finditer(line):
             body = m.group("a") or m.group("b") or m.group("c") or ""
             if len(body.split()) < 3:
                 continue  # a word or a name in quotes, not a text
             # The sentence around the quote (a quote may hold sentences of its own).
             before = line[: m.start()]
-            ends = list(_SENTENCE_END.finditer(before))
-            after = _SENTENCE_END.search(line, m.end())
+            ends = list(pat.SENTENCE_END.finditer(before))
+            after = pat.SENTENCE_END.search(line, m.end())
             # The verb is the quote's own: just before it ("translate '…'", "says '…'") or the
             # question just after it ("'…' - is this right?"); "Explain simply and never say
             # '…'" keeps its quote.
             lead = before[ends[-1].end() if ends else 0 :][-40:]
             tail = line[m.end() : after.start() + 1 if after else len(line)]
-            verbs = list(_QUOTE_CONTEXT.finditer(lead))
-            if verbs and _RULE_BETWEEN.search(lead[verbs[-1].end() :]):
+            verbs = list(pat.QUOTE_CONTEXT.finditer(lead))
+            if verbs and pat.RULE_BETWEEN.search(lead[verbs[-1].end() :]):
                 verbs = []  # "explain simply and never say '…'": the quote is the rule's
-            if not (verbs or _QUOTE_QUESTION.search(tail)):
+            if not (verbs or pat.QUOTE_QUESTION.search(tail)):
                 continue
             pieces.append(Piece("quoted", 1, body))
             parts.append(line[pos : m.start()] + "\u2026")
@@ -861,7 +632,7 @@ def _strip_wrappers(text: str, pieces: list[tuple[int, Piece]]) -> str:
     out: list[str] = []
     pos = 0
     while True:
-        m = _WRAPPER_OPEN.search(text, pos)
+        m = pat.WRAPPER_OPEN.search(text, pos)
         if m is None:
             break
         tag = m.group("tag").lower()
@@ -872,7 +643,7 @@ def _strip_wrappers(text: str, pieces: list[tuple[int, Piece]]) -> str:
             close = re.compile(r"</" + re.escape(tag) + r"\s*>")
             found = close.search(lower, m.end())
             end = found.end() if found else None
-        if end is None and tag in _OPEN_ENDED:
+        if end is None and tag in pat.OPEN_ENDED:
             end = len(text)
         if end is None:
             out.append(text[pos : m.end()])

@@ -1,10 +1,10 @@
-"""What the agent tools remember on their own, read as notes, and the import rule (pure).
+"""What the agent tools remember on their own, read as notes; the import rule (pure).
 
 Claude Code, Gemini CLI and Codex each let their model keep a memory of its own (issue 20).
-This module turns the text of those files into ``Note`` values and applies them to a
-``Memory`` (``import_notes``); finding and reading the folders is the I/O edge
-(``common/toolsources.py``). Nothing here writes to a tool's folder: a tool's memory is read,
-never repaired.
+This module turns the text of those files into ``Note`` values and states the rule below;
+``core/importing.py`` applies it to the memory (``import_notes``); finding and reading the
+folders is the I/O edge (``common/toolsources.py``). Nothing here writes to a tool's folder: a
+tool's memory is read, never repaired.
 
 The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<item>]``):
 
@@ -12,7 +12,7 @@ The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<ite
 * screened out (``_screen`` found a credential) or unusable: reported, never copied;
 * an entry that came from this source exists (the ledger's id, else a line whose metadata
   names the source and whose text is the note's): updated in place, one entry, logged;
-* otherwise saved through ``Memory.save_semantic`` (contradiction and restatement handling as
+* otherwise saved through ``saving.save_semantic`` (contradiction and restatement handling as
   for any save) at ``IMPORT_CONFIDENCE``; the entry it lands in records ``src`` in its
   metadata when it has no source yet.
 
@@ -29,15 +29,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, unquote
 
 from .injected import strip_injected
-from .model import IMPORT_CONFIDENCE, MemoryError_, _ToDict
+from .model import _ToDict
 from .secrets import screen, strip_private
-
-if TYPE_CHECKING:
-    from .memory import Memory
 
 TOOLS: tuple[str, ...] = ("claude", "gemini", "codex")
 # Claude Code's memory types -> the spec's categories.
@@ -221,7 +218,7 @@ def source_tool(src: str | None) -> str | None:
     return src.partition(":")[0] if src else None
 
 
-# -- the rule ----------------------------------------------------------------------------------
+# -- the import rule's report (the rule: core/importing.py) ---------------------------------------
 @dataclass
 class ImportReport(_ToDict):
     dry_run: bool
@@ -231,82 +228,3 @@ class ImportReport(_ToDict):
     unchanged: int = 0
     blocked: list[dict[str, Any]] = field(default_factory=list)  # {src, reason}: not copied
     flagged: list[dict[str, Any]] = field(default_factory=list)  # {src, entry_id}: file gone
-
-
-def _text_hash(note: Note) -> str:
-    return hashlib.sha1(f"{note.category}\x00{note.text}".encode()).hexdigest()[:12]
-
-
-def import_notes(memory: Memory, notes: list[Note], tools: list[str]) -> ImportReport:
-    """Apply ``notes`` (everything the folders of ``tools`` hold now) to ``memory``."""
-    for t in tools:
-        if t not in TOOLS:
-            raise MemoryError_(f"unknown tool {t!r}; expected one of: {', '.join(TOOLS)}")
-    report = ImportReport(dry_run=False, tools=list(tools))
-    ledger = memory.state.imports
-    seen: set[str] = set()
-    for note in notes:
-        seen.add(note.src)
-        led = ledger.get(note.src, {})
-        if "gone" in led:  # the file is back
-            led = {k: v for k, v in led.items() if k != "gone"}
-            ledger[note.src] = led
-            memory.state.changed = True
-        block = memory._import_target(note.src, led.get("id"), note.text)
-        if block is not None and block.meta.get("gone"):
-            block.meta.pop("gone")
-            block.dirty = True
-            memory._touch("semantic")
-        digest = _text_hash(note)
-        if note.blocked:
-            report.blocked.append({"src": note.src, "reason": note.blocked})
-            ledger[note.src] = {"id": led.get("id", ""), "sig": note.sig, "hash": digest}
-            ledger[note.src]["blocked"] = "1"
-            memory.state.changed = True
-            continue
-        if led and (led.get("sig") == note.sig or led.get("hash") == digest):
-            # Unchanged: nothing to do, even when a review removed its entry (that decision
-            # stands until the tool changes the file).
-            if led.get("sig") != note.sig:
-                ledger[note.src] = {**led, "sig": note.sig}
-                memory.state.changed = True
-            report.unchanged += 1
-            continue
-        if block is not None:
-            memory._update_imported(block, note)
-            report.updated.append({"src": note.src, "action": "updated", "entry_id": block.id})
-        else:
-            result = memory.save_semantic(note.text, note.category, IMPORT_CONFIDENCE)
-            if result.entry is None:
-                report.blocked.append({"src": note.src, "reason": result.reason})
-                ledger[note.src] = {"id": "", "sig": note.sig, "hash": digest, "blocked": "1"}
-                memory.state.changed = True
-                continue
-            _, block = memory.find(result.entry.id)
-            if "src" not in block.meta:
-                block.meta["src"] = encode_src(note.src)
-                block.dirty = True
-                memory._touch("semantic")
-            report.imported.append({"src": note.src, "action": result.action, "entry_id": block.id})
-        ledger[note.src] = {"id": block.id, "sig": note.sig, "hash": digest}
-        memory.state.changed = True
-    for src in sorted(set(ledger) - seen):
-        if source_tool(src) not in tools:
-            continue
-        led = ledger[src]
-        block = memory._import_target(src, led.get("id"), None)
-        if block is None:
-            del ledger[src]  # its entry is gone too (removed or archived by review)
-            memory.state.changed = True
-            continue
-        if "gone" not in led:
-            ledger[src] = {**led, "gone": memory.today}
-            memory.state.changed = True
-        if block.meta.get("gone"):
-            continue
-        block.meta["gone"] = memory.today
-        block.dirty = True
-        memory._touch("semantic")
-        memory._log("semantic", "Flagged", block.text, f"{src} was deleted by the tool")
-        report.flagged.append({"src": src, "entry_id": block.id})
-    return report
