@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from ..common import layout
 from . import context as ctx
-from . import rules, toolmem
+from . import evidence, rules, toolmem
 from .contradiction import classify, same_rule
 from .injected import strip_injected
 from .markdown import (
@@ -75,7 +75,7 @@ SHOWN_SESSIONS = 100  # sessions whose shown entries are remembered (the most re
 SHOWN_PER_SESSION = 200
 RESULT_CACHE = 256  # context results kept per snapshot
 Decision = Literal["remove", "archive", "reinforce"]
-DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
+DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce", "rewrite")
 FORGOTTEN_MARK = "[forgotten]"
 
 
@@ -129,6 +129,8 @@ class State:
     shown: dict[str, list[str]] = field(default_factory=dict)
     # tool memory source -> {"id", "sig", "hash"[, "blocked", "gone"]} (core/toolmem.py)
     imports: dict[str, dict[str, str]] = field(default_factory=dict)
+    # what the working tree showed of the paths the entries name (core/evidence.py)
+    evidence: evidence.Ledger = field(default_factory=evidence.Ledger)
     changed: bool = False
 
     @classmethod
@@ -160,6 +162,7 @@ class State:
                     for k, v in imports.items()
                     if isinstance(v, dict)
                 },
+                evidence=evidence.Ledger.from_json(data.get("evidence")),
             )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
@@ -180,6 +183,8 @@ class State:
             data["shown"] = dict(list(self.shown.items())[-SHOWN_SESSIONS:])
         if self.imports:
             data["imports"] = self.imports
+        if self.evidence:
+            data["evidence"] = self.evidence.to_json()
         return json.dumps(data, indent=1) + "\n"
 
     def last_decay_day(self) -> str | None:
@@ -305,6 +310,13 @@ class Memory:
         if state == "active" and block.meta.get("gone"):
             state = "flagged"  # its tool deleted the file it was imported from
         src = block.meta.get("src")
+        found = (
+            evidence.finding(block.text, block.id, self.state.evidence)
+            if sector == "semantic"
+            else None
+        )
+        if found is not None and state == "active":
+            state = "stale"  # a path it names is gone: out of the context, waits for review
         return Entry(
             id=block.id,
             sector=sector,
@@ -320,6 +332,8 @@ class Memory:
             source=_source(block.meta.get("by")) if sector == "semantic" else None,
             last_referenced=block.meta.get("ref") or None,
             origin=toolmem.decode_src(src) if src and sector == "semantic" else None,
+            stale=found.reason if found is not None else None,
+            moved=dict(found.moved) if found is not None and found.moved else None,
         )
 
     def semantic_entries(self) -> list[Entry]:
@@ -334,6 +348,9 @@ class Memory:
             sector: Sector = "episodic" if b.meta.get("sec") == "episodic" else "semantic"
             entry = self._entry(b, sector)
             entry.category = b.category
+            if entry.stale is not None:  # the archive is not served: evidence is moot there
+                entry.stale, entry.moved = None, None
+                entry.state = "active" if entry.state == "stale" else entry.state
             out.append(entry)
         return out
 
@@ -915,8 +932,10 @@ class Memory:
                         b,
                         Proposal(
                             entry=entry,
-                            action=rules.disposal(b.original),
-                            reason=self._flag_reason(kind, b),
+                            action=evidence.proposal_action(entry.moved)
+                            if entry.stale is not None
+                            else rules.disposal(b.original),
+                            reason=entry.stale or self._flag_reason(kind, b),
                         ),
                     )
                 )
@@ -943,8 +962,9 @@ class Memory:
         proposals = self._proposals()
         by_id = {b.id: (kind, b, p) for kind, b, p in proposals}
         chosen: list[tuple[Sector, EntryBlock, Proposal]]
-        if decisions is None:
-            chosen = proposals
+        rewrites: dict[str, str] = {}
+        if decisions is None:  # a stale entry waits for a person (core/evidence.py)
+            chosen = [x for x in proposals if x[2].action not in evidence.WAITING]
         else:
             if not isinstance(decisions, Mapping):
                 raise MemoryError_("decisions must map entry ids to remove|archive|reinforce")
@@ -959,6 +979,8 @@ class Memory:
                     self.find(eid)  # raises NotFoundError for an unknown id
                     raise RejectedError(f"entry {eid!r} is not flagged for maintenance")
                 kind, b, p = by_id[eid]
+                if action == "rewrite":
+                    rewrites[eid] = self._rewritten(b, p.entry)  # validated before any change
                 chosen.append(
                     (
                         kind,
@@ -976,7 +998,11 @@ class Memory:
         if dry_run:
             return report
         for kind, b, p in chosen:
-            if p.action == "reinforce":
+            if p.action == "rewrite":
+                line = self._rewrite(b, rewrites[b.id], p.entry)
+            elif p.entry.stale is not None and p.action == "reinforce" and self._keep(b, p.entry):
+                line = self._log(kind, "Kept", b.text, f"user confirmed it despite: {p.reason}")
+            elif p.action == "reinforce":
                 before = b.confidence
                 b.confidence = REINFORCED_BY_REVIEW
                 if kind == "episodic" and (b.salience or 0.0) < 0.1:
@@ -997,6 +1023,49 @@ class Memory:
             report.applied.append(p)
             report.log_lines.append(line)
         return report
+
+    # -- evidence (core/evidence.py has the rule, common/worktree.py looks at the tree) ----------
+    def evidence_plan(self, root: str) -> evidence.Plan:
+        return evidence.plan(((b.text, b.date) for b in self.docs["semantic"].entries()), root)
+
+    def record_evidence(self, checked: evidence.Plan, probe: evidence.Probe) -> None:
+        ids = [b.id for b in self.docs["semantic"].entries()]
+        after = evidence.record(self.state.evidence, checked, probe, self.today, ids)
+        if after != self.state.evidence:
+            self.state.evidence = after
+            self.state.changed = True
+            self.generation += 1  # entries' states may have changed: caches key on it
+
+    def _rewritten(self, b: EntryBlock, entry: Entry) -> str:
+        """The entry's text with its renamed paths replaced, checked as a save checks a fact."""
+        if not entry.moved:
+            raise RejectedError(f"entry {b.id!r} names no path git saw renamed: nothing to rewrite")
+        text = _validate_fact(
+            evidence.rewritten(b.text, entry.moved, self.state.evidence.root), name="fact"
+        )
+        screened = screen(text)
+        if screened.empty or screened.kinds:
+            raise RejectedError(f"the rewritten text of {b.id!r} would not pass the privacy screen")
+        return " ".join(screened.text.split())
+
+    def _rewrite(self, b: EntryBlock, text: str, entry: Entry) -> str:
+        old = b.text
+        b.text = text
+        b.dirty = True
+        self._reached("semantic", b)
+        self._touch("semantic")
+        moves = ", ".join(f"`{a}` → `{n}`" for a, n in (entry.moved or {}).items())
+        return self._log("semantic", "Rewritten", old, f'renamed {moves}; now "{log_quote(text)}"')
+
+    def _keep(self, b: EntryBlock, entry: Entry) -> bool:
+        """A person kept a stale entry: its missing paths stop flagging it. True when that is
+        all the review had to do (its scores alone would not have flagged it)."""
+        found = evidence.finding(b.text, b.id, self.state.evidence)
+        if found is not None:
+            self.state.evidence = evidence.kept_after_review(self.state.evidence, b.id, found)
+            self.state.changed = True
+            self.generation += 1
+        return rules.state_of(b.confidence, b.salience) == "active" and not b.meta.get("gone")
 
     # -- reads -----------------------------------------------------------------------------------
     def view(self) -> MemoryView:
@@ -1070,6 +1139,7 @@ class MemoryView:
                             and e.original_confidence >= ctx.INSTRUCTION_MIN,
                         )
                         for e in self.semantic
+                        if e.stale is None  # a path it names is gone: not served as fact
                     ],
                     [
                         ctx.Candidate(
