@@ -22,13 +22,14 @@ GIT_COMMITS = 300  # commits of history looked at, newest first, since the oldes
 
 
 def _exists(root: Path, path: str, folder: bool) -> bool:
+    full = os.path.join(root, path)
     try:
-        st = os.lstat(root / path)
+        st = os.lstat(full)
     except (OSError, ValueError):
         return False
     if not folder:
         return True
-    return stat.S_ISDIR(st.st_mode) or (stat.S_ISLNK(st.st_mode) and (root / path).is_dir())
+    return stat.S_ISDIR(st.st_mode) or (stat.S_ISLNK(st.st_mode) and os.path.isdir(full))
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -31,6 +31,7 @@ Cheap by construction: one stat per distinct named path at session start and at 
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
@@ -41,6 +42,7 @@ from typing import Any, Literal
 WAITING: tuple[str, ...] = ("rewrite", "review")
 SEEN_LIMIT = 5000  # the ledger keeps at most this many seen paths (only those still named)
 RENAME_HOPS = 20  # a -> b -> c … followed at most this far
+EXTRACT_CACHE = 8192  # texts whose paths are remembered (one entry each, a few hundred bytes)
 
 _BACKTICK = re.compile(r"`([^`\n]+)`")
 _TOKEN = re.compile(r"\S+")
@@ -105,6 +107,14 @@ def _pathlike(token: str, *, quoted: bool) -> bool:
 def extract(text: str, root: str = "") -> list[Named]:
     """The project paths ``text`` names, in order, each once. ``root``: the project's absolute
     path (absolute paths inside it are kept, made relative; without it they are dropped)."""
+    if "/" not in text:  # most entries: no path at all
+        return []
+    return list(_extract(text, root))
+
+
+@functools.lru_cache(maxsize=EXTRACT_CACHE)
+def _extract(text: str, root: str) -> tuple[Named, ...]:
+    """Cached: a check at every session start parses the same texts again."""
     found: dict[str, Named] = {}
 
     def consider(token: str, quoted: bool) -> None:
@@ -124,7 +134,7 @@ def extract(text: str, root: str = "") -> list[Named]:
         outside = outside[:start] + " " + outside[end:]
     for token in _TOKEN.findall(outside):
         consider(token, False)
-    return list(found.values())
+    return tuple(found.values())
 
 
 def named_paths(text: str, root: str = "") -> list[str]:
@@ -285,8 +295,9 @@ def record(ledger: Ledger, checked: Plan, probe: Probe, today: str, ids: Iterabl
         else:
             absent.append(path)
     named = set(checked.paths)
+    before = set(ledger.seen)
     kept_seen = [p for p in ledger.seen if p in named]
-    kept_seen += [p for p in checked.paths if p in seen and p not in set(ledger.seen)]
+    kept_seen += [p for p in checked.paths if p in seen and p not in before]
     live = set(ids)
     return Ledger(
         seen=kept_seen[-SEEN_LIMIT:],
