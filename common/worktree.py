@@ -35,7 +35,8 @@ def _exists(root: Path, path: str, folder: bool) -> bool:
 def _git(root: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", "-C", str(root), *args],
+            # No hook, fsmonitor or external diff program runs for a look this small.
+            ["git", "-C", str(root), "-c", "core.fsmonitor=false", *args],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=GIT_TIMEOUT,
@@ -74,7 +75,15 @@ def git_changes(root: Path, since: str) -> tuple[dict[str, str], frozenset[str]]
     ``root``. Empty when git cannot tell."""
     renamed: dict[str, str] = {}
     removed: set[str] = set()
-    common = ["-M", "--diff-filter=DR", "--name-status", "-z", "--relative"]
+    common = [
+        "-M",
+        "--diff-filter=DR",
+        "--name-status",
+        "-z",
+        "--relative",
+        "--no-ext-diff",
+        "--no-textconv",
+    ]
     pending = _git(root, "diff", *common, "HEAD")
     if pending is not None:
         parse_name_status(pending, renamed, removed)
