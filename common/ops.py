@@ -380,7 +380,7 @@ def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict
 
     def apply(m: Memory) -> ImportReport:
         target = copy.deepcopy(m) if dry_run else m  # a dry run changes a copy: nothing written
-        report = target.import_notes(found.notes, found.tools)
+        report = target.import_notes(found.notes, found.tools, found.indexes)
         report.dry_run = dry_run
         return report
 

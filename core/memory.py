@@ -129,6 +129,8 @@ class State:
     shown: dict[str, list[str]] = field(default_factory=dict)
     # tool memory source -> {"id", "sig", "hash"[, "blocked", "gone"]} (core/toolmem.py)
     imports: dict[str, dict[str, str]] = field(default_factory=dict)
+    # tool -> {"sig", "files"}: its index (Claude Code's MEMORY.md) and the files it points to
+    indexes: dict[str, dict[str, Any]] = field(default_factory=dict)
     # what the working tree showed of the paths the entries name (core/evidence.py)
     evidence: evidence.Ledger = field(default_factory=evidence.Ledger)
     changed: bool = False
@@ -163,6 +165,7 @@ class State:
                     if isinstance(v, dict)
                 },
                 evidence=evidence.Ledger.from_json(data.get("evidence")),
+                indexes=_indexes(data.get("indexes")),
             )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
@@ -185,6 +188,8 @@ class State:
             data["imports"] = self.imports
         if self.evidence:
             data["evidence"] = self.evidence.to_json()
+        if self.indexes:
+            data["indexes"] = self.indexes
         return json.dumps(data, indent=1) + "\n"
 
     def last_decay_day(self) -> str | None:
@@ -783,9 +788,14 @@ class Memory:
         return out
 
     # -- tool memories (core/toolmem.py has the rule) --------------------------------------------
-    def import_notes(self, notes: list[toolmem.Note], tools: list[str]) -> toolmem.ImportReport:
+    def import_notes(
+        self,
+        notes: list[toolmem.Note],
+        tools: list[str],
+        indexes: dict[str, dict[str, Any]] | None = None,
+    ) -> toolmem.ImportReport:
         """Import what the agent tools' own memories hold (see ``core/toolmem.py``)."""
-        return toolmem.import_notes(self, notes, tools)
+        return toolmem.import_notes(self, notes, tools, indexes)
 
     def _import_target(self, src: str, entry_id: str | None, text: str | None) -> EntryBlock | None:
         """The semantic entry imported from ``src``: the ledger's id while it still names an
@@ -1077,6 +1087,10 @@ class Memory:
             problem_map=self.problems(),
             reinforce_on=self.settings.reinforce_on,
             shown={k: frozenset(v) for k, v in self.state.shown.items()},
+            indexed={
+                tool: frozenset(f"{tool}:{name}" for name in info.get("files", ()))
+                for tool, info in self.state.indexes.items()
+            },
         )
 
     def build_context(
@@ -1104,6 +1118,8 @@ class MemoryView:
     problem_map: dict[str, list[str]]
     reinforce_on: str = "injected"
     shown: Mapping[str, frozenset[str]] = field(default_factory=dict)  # session tag -> ids
+    # tool -> the sources its own index points to (what it loads); absent: no index known
+    indexed: Mapping[str, frozenset[str]] = field(default_factory=dict)
     _index: list[ctx.ContextIndex] = field(default_factory=list, compare=False, repr=False)
     _results: dict[tuple[Any, ...], ContextResult] = field(
         default_factory=dict, compare=False, repr=False
@@ -1122,8 +1138,15 @@ class MemoryView:
         return self.problem_map
 
     def origin_ids(self, tool: str) -> frozenset[str]:
-        """The ids of the facts imported from ``tool``'s own memory."""
-        return frozenset(e.id for e in self.semantic if toolmem.source_tool(e.origin) == tool)
+        """The ids of the facts imported from ``tool``'s own memory that it loads itself: for a
+        tool with an index (Claude Code's MEMORY.md), only the files the index points to; a
+        fact whose index line it lost is one it no longer sees, so it is served (issue 29)."""
+        pointed = self.indexed.get(tool)
+        return frozenset(
+            e.id
+            for e in self.semantic
+            if toolmem.source_tool(e.origin) == tool and (pointed is None or e.origin in pointed)
+        )
 
     def index(self) -> ctx.ContextIndex:
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
@@ -1239,6 +1262,19 @@ def _episodic_body(raw: str) -> list[str]:
     while body and not body[-1].strip():
         body.pop()
     return body
+
+
+def _indexes(value: object) -> dict[str, dict[str, Any]]:
+    """``State.indexes`` from JSON; what is malformed is dropped (the next import rebuilds it)."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for tool, info in value.items():
+        if isinstance(tool, str) and isinstance(info, dict) and isinstance(info.get("sig"), str):
+            files = info.get("files")
+            if isinstance(files, list) and all(isinstance(f, str) for f in files):
+                out[tool] = {"sig": info["sig"], "files": list(files)}
+    return out
 
 
 def _source(value: str | None) -> Literal["user", "hand"] | None:

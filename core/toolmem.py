@@ -51,6 +51,10 @@ DEFAULT_CATEGORY = "project_context"
 FACT_LIMIT = 400  # characters of one imported fact (one line of semantic.md)
 CLAUDE_KEY_LIMIT = 200  # Claude Code cuts a project key here and appends a hash
 CLAUDE_INDEX = "MEMORY.md"
+# Claude Code loads this many lines of its index (MEMORY.md) at a session's start; a memory
+# file no line of them points to is one it does not know it has.
+CLAUDE_INDEX_LOADED = 200
+_LINK = re.compile(r"\]\(\s*<?(?:\./)?([^)<>\s]+\.md)>?\s*\)")
 
 
 # -- the privacy screen ----------------------------------------------------------------------
@@ -202,6 +206,12 @@ def bullet_notes(tool: str, file_name: str, text: str, sig: str) -> list[Note]:
     return notes
 
 
+def index_targets(text: str) -> list[str]:
+    """The memory files the loaded part of Claude Code's index links to (``[t](file.md)``)."""
+    lines = text.splitlines()[:CLAUDE_INDEX_LOADED]
+    return sorted({m.group(1) for line in lines for m in _LINK.finditer(line)})
+
+
 def index_lines(text: str) -> int:
     """How many pointer lines an index (``MEMORY.md``) holds."""
     return sum(1 for line in text.splitlines() if _BULLET.match(line))
@@ -237,11 +247,23 @@ def _text_hash(note: Note) -> str:
     return hashlib.sha1(f"{note.category}\x00{note.text}".encode()).hexdigest()[:12]
 
 
-def import_notes(memory: Memory, notes: list[Note], tools: list[str]) -> ImportReport:
-    """Apply ``notes`` (everything the folders of ``tools`` hold now) to ``memory``."""
+def import_notes(
+    memory: Memory,
+    notes: list[Note],
+    tools: list[str],
+    indexes: dict[str, dict[str, Any]] | None = None,
+) -> ImportReport:
+    """Apply ``notes`` (everything the folders of ``tools`` hold now) to ``memory``.
+    ``indexes``: per tool with an index (Claude Code), its signature and the files it points
+    to; kept in the ledger, so that a build for that tool leaves out only what it loads."""
     for t in tools:
         if t not in TOOLS:
             raise MemoryError_(f"unknown tool {t!r}; expected one of: {', '.join(TOOLS)}")
+    for t, seen_index in (indexes or {}).items():
+        if t in tools and memory.state.indexes.get(t) != seen_index:
+            memory.state.indexes[t] = seen_index
+            memory.state.changed = True
+            memory.generation += 1
     report = ImportReport(dry_run=False, tools=list(tools))
     ledger = memory.state.imports
     seen: set[str] = set()

@@ -106,3 +106,28 @@ def test_the_lock_wait_is_bounded_by_a_deadline(tmp_path: Path) -> None:
     assert MemoryStore(tmp_path).semantic_entries() == []  # nothing was written
     with project_lock(store.memory_dir, deadline=time.monotonic()):  # free: taken at once
         pass
+
+
+def test_the_index_points_to_files_in_the_lines_claude_code_loads() -> None:
+    from maestro_memory.core.toolmem import CLAUDE_INDEX_LOADED, index_targets
+
+    lines = ["# Memory", "- [Tabs](feedback_tabs.md) — tabs", "* [x](./project_x.md)"]
+    lines += ["- plain line, no link", "- [web](https://example.com/a.html)"]
+    lines += [f"- filler {n}" for n in range(CLAUDE_INDEX_LOADED)]
+    lines.append("- [Late](feedback_late.md) — past what Claude Code loads")
+    assert index_targets("\n".join(lines)) == ["feedback_tabs.md", "project_x.md"]
+
+
+def test_only_what_the_index_points_to_is_left_out_for_claude() -> None:
+    m = memory()
+    notes = [
+        claude_note("a.md", fact_file("Staging resets every Monday."), "1"),
+        claude_note("b.md", fact_file("Deploys freeze on Fridays."), "1"),
+    ]
+    m.import_notes(notes, ["claude"], {"claude": {"sig": "9:1", "files": ["a.md"]}})
+    block = m.build_context(task="staging resets and deploys freeze", for_tool="claude").context
+    assert "Monday" not in block and "Fridays" in block
+    again = m.import_notes(notes, ["claude"], {"claude": {"sig": "", "files": []}})
+    assert again.unchanged == 2
+    block = m.build_context(task="staging resets and deploys freeze", for_tool="claude").context
+    assert "Monday" in block and "Fridays" in block
