@@ -12,6 +12,9 @@ The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<ite
 * screened out (``_screen`` found a credential) or unusable: reported, never copied;
 * an entry that came from this source exists (the ledger's id, else a line whose metadata
   names the source and whose text is the note's): updated in place, one entry, logged;
+* a restatement of an entry the memory injected (a context for a session showed it): an echo
+  of our own fact, kept in the ledger only (``echo``): no reinforcement, however many files or
+  tools it lands in;
 * otherwise saved through ``Memory.save_semantic`` (contradiction and restatement handling as
   for any save) at ``IMPORT_CONFIDENCE``; the entry it lands in records ``src`` in its
   metadata when it has no source yet.
@@ -32,11 +35,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
+from .contradiction import classify
 from .injected import strip_injected
 from .model import IMPORT_CONFIDENCE, MemoryError_, _ToDict
+from .related import may_relate
 from .secrets import screen, strip_private
 
 if TYPE_CHECKING:
+    from .markdown import EntryBlock
     from .memory import Memory
 
 TOOLS: tuple[str, ...] = ("claude", "gemini", "codex")
@@ -247,6 +253,19 @@ def _text_hash(note: Note) -> str:
     return hashlib.sha1(f"{note.category}\x00{note.text}".encode()).hexdigest()[:12]
 
 
+def _echo_of(memory: Memory, note: Note, injected: frozenset[str]) -> EntryBlock | None:
+    """The entry ``note`` restates when it is one the memory injected (a context for some
+    session showed it): the tool's model saving what we gave it is our own fact coming back,
+    not a confirmation, however many files it lands in (issue 29)."""
+    if not injected:
+        return None
+    same = [b for b in memory.docs["semantic"].entries() if b.category == note.category]
+    verdict = classify(note.text, may_relate(note.text, [(b.id, b.text) for b in same]))
+    if verdict.action != "reinforced" or verdict.target not in injected:
+        return None
+    return next(b for b in same if b.id == verdict.target)
+
+
 def import_notes(
     memory: Memory,
     notes: list[Note],
@@ -266,6 +285,7 @@ def import_notes(
             memory.generation += 1
     report = ImportReport(dry_run=False, tools=list(tools))
     ledger = memory.state.imports
+    injected = frozenset(i for ids in memory.state.shown.values() for i in ids)
     seen: set[str] = set()
     for note in notes:
         seen.add(note.src)
@@ -297,6 +317,13 @@ def import_notes(
         if block is not None:
             memory._update_imported(block, note)
             report.updated.append({"src": note.src, "action": "updated", "entry_id": block.id})
+        elif (echo := _echo_of(memory, note, injected)) is not None:
+            # Kept in the ledger only: the entry is not reinforced, not tied to this file (its
+            # deletion flags nothing), and a later edit of the file is weighed afresh.
+            report.imported.append({"src": note.src, "action": "echoed", "entry_id": echo.id})
+            ledger[note.src] = {"id": "", "sig": note.sig, "hash": digest, "echo": echo.id}
+            memory.state.changed = True
+            continue
         else:
             result = memory.save_semantic(note.text, note.category, IMPORT_CONFIDENCE)
             if result.entry is None:
