@@ -268,7 +268,7 @@ def op_maintenance(backend: Backend, project: Path, args: Args) -> dict[str, Any
     # writer so that it sees every write queued before it.
     def maintain(m: Memory) -> MaintenanceReport:
         if not dry_run:  # a dry run (the review's listing) shows what the last check found
-            worktree.check(project, m)
+            worktree.check(project, m, worktree.MAINTENANCE_GIT_BUDGET)
         return m.memory_maintenance(decisions, dry_run=dry_run)
 
     report = core_errors(lambda: backend.write(project, "maintenance", maintain))

@@ -3,6 +3,14 @@ the semantic entries name, and git only when a path is newly missing. Read only,
 it never fails: no git, a folder that is not a repository, a slow or broken git all give "git
 saw nothing", and the stats alone decide.
 
+Git is asked narrowly, so that a big repository costs what a small one does: the staged
+changes (``diff --cached -M``: a ``git mv`` not yet committed), then the few commits that
+deleted one of the missing paths (``log --no-renames --diff-filter=D -- <paths>``, a
+pathspec-limited walk), then rename detection inside those commits only (``diff-tree -M``).
+Every command shares one time budget: short at session start (the hook waits for it), longer at
+maintenance. When git could not finish, the check says so (``Probe.settled``) and the next one
+asks again.
+
 Called at session start (``initialize``) and at maintenance, inside the op's transaction, by
 the daemon's writer and by direct mode alike (``common/ops.py``); never on the read path.
 """
@@ -12,13 +20,16 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 from ..core import evidence
 from ..core.memory import Memory
 
-GIT_TIMEOUT = 1.0  # seconds per git command
-GIT_COMMITS = 300  # commits of history looked at, newest first, since the oldest entry's day
+SESSION_GIT_BUDGET = 0.2  # seconds of git at a session start (the hook is waiting)
+MAINTENANCE_GIT_BUDGET = 2.0  # seconds of git at maintenance
+DELETING_COMMITS = 8
+GIT = ("git", "-C")  # commits that deleted a missing path, looked into for renames
 
 
 def _exists(root: Path, path: str, folder: bool) -> bool:
@@ -32,22 +43,38 @@ def _exists(root: Path, path: str, folder: bool) -> bool:
     return stat.S_ISDIR(st.st_mode) or (stat.S_ISLNK(st.st_mode) and os.path.isdir(full))
 
 
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            # No hook, fsmonitor or external diff program runs for a look this small.
-            ["git", "-C", str(root), "-c", "core.fsmonitor=false", *args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_PAGER": "cat"},
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None  # no git, or it took too long
-    if done.returncode != 0:
-        return None  # not a repository, no commit yet …
-    return done.stdout.decode("utf-8", "surrogateescape")
+class _Git:
+    """Git commands under one deadline; ``finished`` turns False when one could not run to
+    the end in time (or at all, for a reason other than "not a repository")."""
+
+    def __init__(self, root: Path, budget: float) -> None:
+        self.root = root
+        self.deadline = time.monotonic() + budget
+        self.finished = True
+
+    def __call__(self, *args: str) -> str | None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.finished = False
+            return None
+        try:
+            done = subprocess.run(
+                # No hook, fsmonitor or external diff program runs for a look this small.
+                [*GIT, str(self.root), "--literal-pathspecs", "-c", "core.fsmonitor=false", *args],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=left,
+                env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_PAGER": "cat"},
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            self.finished = False
+            return None
+        except (OSError, subprocess.SubprocessError):
+            return None  # no git at all: nothing to wait for
+        if done.returncode != 0:
+            return None  # not a repository, no commit yet …
+        return done.stdout.decode("utf-8", "surrogateescape")
 
 
 def parse_name_status(output: str, renamed: dict[str, str], removed: set[str]) -> None:
@@ -69,53 +96,56 @@ def parse_name_status(output: str, renamed: dict[str, str], removed: set[str]) -
             i += 1
 
 
-def git_changes(root: Path, since: str) -> tuple[dict[str, str], frozenset[str]]:
-    """Renames and deletions git saw under ``root`` since ``since`` (a day; "" any), the
-    uncommitted ones first: ({old: new}, {deleted or renamed-away paths}), relative to
-    ``root``. Empty when git cannot tell."""
+_NAME_STATUS = ["-M", "--diff-filter=DR", "--name-status", "-z", "--relative", "--no-ext-diff"]
+
+
+def git_changes(
+    root: Path, missing: list[str], since: str, budget: float
+) -> tuple[dict[str, str], frozenset[str], bool]:
+    """What git saw happen to the ``missing`` paths (relative to ``root``) since ``since`` (a
+    day; "" any): ({old: new} renames, {deleted or renamed-away paths}, finished in time)."""
+    git = _Git(root, budget)
     renamed: dict[str, str] = {}
     removed: set[str] = set()
-    common = [
-        "-M",
-        "--diff-filter=DR",
-        "--name-status",
-        "-z",
-        "--relative",
-        "--no-ext-diff",
-        "--no-textconv",
-    ]
-    pending = _git(root, "diff", *common, "HEAD")
-    if pending is not None:
-        parse_name_status(pending, renamed, removed)
-    history = _git(
-        root,
+    staged = git("diff", "--cached", *_NAME_STATUS, "HEAD")
+    if staged is not None:
+        parse_name_status(staged, renamed, removed)
+    window = [f"--since={since} 00:00:00"] if since else []
+    commits = git(
         "log",
-        *common,
-        "--format=",
-        f"--max-count={GIT_COMMITS}",
-        *([f"--since={since}"] if since else []),
+        "--no-renames",
+        "--diff-filter=D",
+        "--format=%H",
+        f"--max-count={DELETING_COMMITS}",
+        *window,
+        "--",
+        *missing,
     )
-    if history is not None:
-        parse_name_status(history, renamed, removed)
-    return renamed, frozenset(removed)
+    for commit in (commits or "").split():
+        found = git("diff-tree", "-r", "--no-commit-id", "--root", *_NAME_STATUS, commit)
+        if found is not None:
+            parse_name_status(found, renamed, removed)
+    return renamed, frozenset(removed), git.finished
 
 
-def probe(root: Path, checked: evidence.Plan, ledger: evidence.Ledger) -> evidence.Probe:
+def probe(
+    root: Path, checked: evidence.Plan, ledger: evidence.Ledger, git_budget: float
+) -> evidence.Probe:
     """Stat every named path; ask git only when one is newly missing (``needs_git``)."""
     exists = {p: _exists(root, p, p in checked.folders) for p in checked.paths}
     missing = [p for p, ok in exists.items() if not ok]
     if not evidence.needs_git(ledger, missing):
         return evidence.Probe(exists)
-    renamed, removed = git_changes(root, checked.since)
+    renamed, removed, finished = git_changes(root, missing, checked.since, git_budget)
     for path in missing:  # where a renamed path went must exist now: one more stat each
         new = evidence.new_location(path, renamed)
         if new is not None and new not in exists:
             exists[new] = _exists(root, new, False)
-    return evidence.Probe(exists, renamed, removed)
+    return evidence.Probe(exists, renamed, removed, settled=finished)
 
 
-def check(root: Path, memory: Memory) -> None:
+def check(root: Path, memory: Memory, git_budget: float = SESSION_GIT_BUDGET) -> None:
     """Check what the semantic entries name against the working tree at ``root`` and record it
     in ``memory`` (its sidecar ledger; the entries themselves are not touched)."""
     checked = memory.evidence_plan(str(root))
-    memory.record_evidence(checked, probe(root, checked, memory.state.evidence))
+    memory.record_evidence(checked, probe(root, checked, memory.state.evidence, git_budget))

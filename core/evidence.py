@@ -31,6 +31,7 @@ Cheap by construction: one stat per distinct named path at session start and at 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import posixpath
 import re
@@ -150,6 +151,7 @@ class Ledger:
     missing: dict[str, str] = field(default_factory=dict)  # path -> "" (gone) or its new path
     absent: list[str] = field(default_factory=list)
     kept: dict[str, list[str]] = field(default_factory=dict)  # entry id -> paths kept anyway
+    unsettled: list[str] = field(default_factory=list)  # missing; git did not finish: ask again
     checked: str = ""  # the day of the last check
     root: str = ""  # the project's path at that check (absolute paths in a text are read in it)
 
@@ -165,6 +167,7 @@ class Ledger:
 
         missing = data.get("missing")
         kept = data.get("kept")
+        unsettled = data.get("unsettled")
         checked = data.get("checked")
         root = data.get("root")
         return cls(
@@ -176,6 +179,7 @@ class Ledger:
             kept={k: strings(v) for k, v in kept.items() if isinstance(k, str)}
             if isinstance(kept, dict)
             else {},
+            unsettled=strings(unsettled),
             checked=checked if isinstance(checked, str) else "",
             root=root if isinstance(root, str) else "",
         )
@@ -190,10 +194,14 @@ class Ledger:
             data["absent"] = self.absent
         if self.kept:
             data["kept"] = self.kept
+        if self.unsettled:
+            data["unsettled"] = self.unsettled
         return data
 
     def __bool__(self) -> bool:
-        return bool(self.checked or self.seen or self.missing or self.absent or self.kept)
+        return bool(
+            self.checked or self.seen or self.missing or self.absent or self.kept or self.unsettled
+        )
 
 
 # -- one check -----------------------------------------------------------------------------
@@ -228,8 +236,12 @@ def plan(entries: Iterable[tuple[str, str]], root: str) -> Plan:
 
 def needs_git(ledger: Ledger, missing: Iterable[str]) -> bool:
     """Git is asked only about a path missing now that the last check did not already settle
-    (gone, renamed, or never seen): repeated session starts cost the stats alone."""
-    return any(p not in ledger.missing and p not in ledger.absent for p in missing)
+    (gone, renamed, or never seen), or one git could not finish looking at last time: repeated
+    session starts cost the stats alone."""
+    unsettled = set(ledger.unsettled)
+    return any(
+        p in unsettled or (p not in ledger.missing and p not in ledger.absent) for p in missing
+    )
 
 
 @dataclass(frozen=True)
@@ -239,6 +251,7 @@ class Probe:
     exists: Mapping[str, bool]
     renamed: Mapping[str, str] = field(default_factory=dict)  # old -> new, file or folder
     removed: frozenset[str] = frozenset()  # paths git saw deleted (or renamed away)
+    settled: bool = True  # False: git was asked and could not finish in time
 
 
 def _follow(path: str, renamed: Mapping[str, str]) -> str:
@@ -281,10 +294,13 @@ def record(ledger: Ledger, checked: Plan, probe: Probe, today: str, ids: Iterabl
     seen = set(ledger.seen)
     missing: dict[str, str] = {}
     absent: list[str] = []
+    unsettled: list[str] = []
     for path in checked.paths:
         if probe.exists.get(path, False):
             seen.add(path)
             continue
+        if not probe.settled:
+            unsettled.append(path)  # git may still tell a rename: ask again next time
         new = new_location(path, probe.renamed)
         if new is not None and new != path and probe.exists.get(new, False):
             missing[path] = new
@@ -303,6 +319,7 @@ def record(ledger: Ledger, checked: Plan, probe: Probe, today: str, ids: Iterabl
         seen=kept_seen[-SEEN_LIMIT:],
         missing=missing,
         absent=absent,
+        unsettled=[p for p in unsettled if not missing.get(p)],
         kept={
             i: [p for p in paths if p in missing]
             for i, paths in ledger.kept.items()
@@ -384,4 +401,4 @@ def kept_after_review(ledger: Ledger, entry_id: str, found: Finding) -> Ledger:
     paths = list(dict.fromkeys([*ledger.kept.get(entry_id, []), *found.gone, *found.moved]))
     kept = dict(ledger.kept)
     kept[entry_id] = paths
-    return Ledger(ledger.seen, ledger.missing, ledger.absent, kept, ledger.checked, ledger.root)
+    return dataclasses.replace(ledger, kept=kept)

@@ -159,3 +159,18 @@ def test_the_ledger_round_trips_and_garbage_is_dropped() -> None:
         seen=["a/b"], kept={"x": []}
     )
     assert Ledger.from_json("nonsense") == Ledger()
+
+
+def test_a_git_look_that_did_not_finish_is_asked_again() -> None:
+    seen = _check(Ledger(), [FACT], {"src/auth.py": True})
+    late = _check(seen, [FACT], {"src/auth.py": False}, settled=False)
+    assert late.missing == {"src/auth.py": ""} and late.unsettled == ["src/auth.py"]
+    assert evidence.needs_git(late, ["src/auth.py"])  # asked again at the next check
+    found = _check(
+        late,
+        [FACT],
+        {"src/auth.py": False, "src/login.py": True},
+        renamed={"src/auth.py": "src/login.py"},
+    )
+    assert found.missing == {"src/auth.py": "src/login.py"} and found.unsettled == []
+    assert not evidence.needs_git(found, ["src/auth.py"])

@@ -153,3 +153,33 @@ def test_without_git_a_deleted_path_is_still_found_and_nothing_fails(
     assert entries[auth]["stale"] == "`src/auth.py` no longer exists"
     # A path that never existed here, or one outside the project, proves nothing.
     assert entries[advice]["state"] == "active" and entries[outside]["state"] == "active"
+
+
+@needs_git
+def test_git_is_asked_narrowly_from_a_project_inside_a_bigger_repository(tmp_path: Path) -> None:
+    from maestro_memory.common import worktree
+
+    top = tmp_path / "mono"
+    project = top / "services" / "api"
+    project.mkdir(parents=True)
+    repo(project)  # the repository is the project here …
+    shutil.move(str(project / ".git"), str(top / ".git"))  # … now its parent folder
+    git(top, "add", "-A")
+    git(top, "commit", "-qm", "the project moves into a monorepo")
+    git(project, "mv", "src/auth.py", "src/login.py")
+    git(project, "commit", "-qm", "rename")
+    git(project, "mv", "db/migrations", "db/schema")  # staged, not committed
+    git(project, "rm", "-q", "tools/check.sh")
+    git(project, "commit", "-qm", "drop the script")
+    missing = ["src/auth.py", "db/migrations", "tools/check.sh", "never/was.py"]
+    renamed, removed, finished = worktree.git_changes(project, missing, "", 10.0)
+    assert finished
+    assert renamed["src/auth.py"] == "src/login.py"  # relative to the project, not the repo
+    assert renamed["db/migrations/001.sql"] == "db/schema/001.sql"
+    assert "tools/check.sh" in removed and "never/was.py" not in removed
+    # No time at all: nothing is known, and the check says it did not finish.
+    assert worktree.git_changes(project, missing, "", 0.0) == ({}, frozenset(), False)
+    # Not a repository, or no git: nothing is known, nothing fails.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert worktree.git_changes(alone, missing, "", 10.0) == ({}, frozenset(), True)
