@@ -143,7 +143,7 @@ function entryItem(entry, extra) {
     facts.appendChild(el("span", "", since === 0 ? "reinforced since last decay" : since + " session" + (since === 1 ? "" : "s") + " without reinforcement"));
   }
   if (entry.state && entry.state !== "active") facts.appendChild(el("span", "state", entry.state));
-  if (entry.stale) facts.appendChild(el("span", "stale", entry.stale));
+  if (entry.stale) facts.appendChild(el("span", "stale-reason", entry.stale));
   if (entry.origin) {
     const origin = el("span", "origin", originText(entry.origin));
     origin.title = entry.origin;
