@@ -1,10 +1,11 @@
-"""Benchmarks of Maestro Memory: ``python -m bench [--quick] [--json FILE] [--plot FILE]``.
+"""Benchmarks of Maestro Memory: ``python -m bench [--quick] [--json FILE] [--only IDS]``.
 
 Every case is measured against a baseline taken in the same run, and reported as a ratio:
 absolute times on a shared machine drift from run to run, ratios much less. The harness
 starts its own ``maestrod`` in a temporary ``MAESTRO_HOME`` and removes it afterwards.
 Timings are never pass/fail in tests; ``tests/test_bench_smoke.py`` only runs ``--quick`` to
-check that the harness works.
+check that the harness works. The numbers are in the table and in ``--json FILE``; there is
+no plot (it needed matplotlib, a dependency the harness does not carry).
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ def main(argv: list[str] | None = None) -> int:
         help="small sizes and few repetitions (a smoke test, not a measurement)",
     )
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    parser.add_argument(
-        "--plot", metavar="FILE", help="write a PNG of P4 and P3 (needs matplotlib)"
-    )
     parser.add_argument("--only", metavar="IDS", help="comma-separated case ids, e.g. P1,P4")
     args = parser.parse_args(argv)
     wanted = set(args.only.upper().split(",")) if args.only else None
@@ -41,10 +39,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"quick": args.quick, "results": results}, fh, indent=2)
-    if args.plot:
-        from .plot import plot
-
-        plot(results, args.plot)
     return 0
 
 

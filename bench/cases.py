@@ -21,9 +21,10 @@ import zmq
 from maestro_memory.client import Client
 from maestro_memory.common import layout
 from maestro_memory.core import MemoryStore
+from maestro_memory.core.model import CATEGORY_HEADINGS
 
 Result = dict[str, Any]
-CATEGORIES = ("User Preferences", "Architecture Decisions", "Quality Rules", "Project Context")
+CATEGORIES = tuple(CATEGORY_HEADINGS.values())  # the headings, in file order
 TOPICS = (
     "auth",
     "billing",
@@ -145,8 +146,8 @@ class Bench:
         root = self.tmp / f"p{self._counter}"
         mem = layout.memory_dir(root)
         mem.mkdir(parents=True)
-        (mem / "semantic.md").write_text(semantic_text(n_semantic, self._counter))
-        (mem / "episodic.md").write_text(episodic_text(n_episodic))
+        (mem / layout.MEMORY_FILES["semantic"]).write_text(semantic_text(n_semantic, self._counter))
+        (mem / layout.MEMORY_FILES["episodic"]).write_text(episodic_text(n_episodic))
         if register:
             with self.client() as c:
                 c.register(root)

@@ -23,7 +23,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 # The op table and the envelope: light, they load no core. Imported once here, not per call.
@@ -96,10 +96,18 @@ class Client:
         direct: bool = False,
         paths: Paths | None = None,
         lock_deadline: float | None = None,
+        fallback_after_timeout: bool = False,
+        on_fallback: Callable[[str], None] | None = None,
     ) -> None:
         """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
         take the project lock by then fails (``internal``, "held by another writer") instead
-        of waiting for it — for a hook's bounded work. None waits."""
+        of waiting for it — for a hook's bounded work. None waits.
+
+        The timeout policy, one for every caller: a daemon that does not answer within
+        ``timeout`` raises ``DaemonTimeout`` (it may still apply the op). With
+        ``fallback_after_timeout`` (the agent hooks set it), a memory op that is safe to repeat
+        (``IDEMPOTENT_OPS``) runs again in direct mode instead, and so does every later call
+        of this client; ``on_fallback`` is told why, once."""
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         if retries < 0:
@@ -117,6 +125,8 @@ class Client:
         self.last_via: Via | None = None
         self._paths = paths
         self.lock_deadline = lock_deadline
+        self.fallback_after_timeout = fallback_after_timeout
+        self.on_fallback = on_fallback
         self._lock = threading.RLock()
         self._context: zmq.Context[Any] | None = None
         self._socket: zmq.Socket[Any] | None = None
@@ -180,7 +190,11 @@ class Client:
         target = self._project_path(path)
         return cast("UnregisterReply", self.call("unregister", {"path": target}, project=target))
 
-    def projects(self) -> ProjectsReply:
+    def projects(self, *, direct_when_down: bool = False) -> ProjectsReply:
+        """The registered projects. ``direct_when_down``: when no daemon answers, read its
+        registry file instead, with the function the daemon answers with (``statefiles``)."""
+        if direct_when_down:
+            return cast("ProjectsReply", self._call_or_read("projects", {}, None))
         return cast("ProjectsReply", self.call("projects"))
 
     def initialize(
@@ -332,9 +346,19 @@ class Client:
         return self.call("search", args, project=project)
 
     def log(
-        self, limit: int | None = None, *, project: str | os.PathLike[str] | None = None
+        self,
+        limit: int | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+        direct_when_down: bool = False,
     ) -> LogReply:
-        return cast("LogReply", self.call("log", _drop_none(limit=limit), project=project))
+        """The project's journal, newest last. ``direct_when_down``: when no daemon answers
+        (or it does not own the project), read the journal file instead, with the function the
+        daemon answers with (``statefiles``)."""
+        args = _drop_none(limit=limit)
+        if direct_when_down:
+            return cast("LogReply", self._call_or_read("log", args, project))
+        return cast("LogReply", self.call("log", args, project=project))
 
     def shutdown(self) -> ShutdownReply:
         return cast("ShutdownReply", self.call("shutdown"))
@@ -367,6 +391,19 @@ class Client:
                 raise DaemonNotRunning(self._not_running_message(op))
             try:
                 result = self._request(op, target, payload)
+            except DaemonTimeout as exc:
+                if (
+                    self.fallback_after_timeout
+                    and is_memory_op
+                    and not self.require_daemon
+                    and _repeatable(op, payload)
+                ):
+                    self._drop_socket()
+                    self.direct = True  # a daemon that timed out once: not waited for again
+                    if self.on_fallback is not None:
+                        self.on_fallback(f"{exc.message}; using the files directly")
+                    return self._direct(op, target, payload)
+                raise
             except DaemonNotRunning:
                 # It went away while we waited. Running the op again here is safe only when
                 # repeating it changes nothing.
@@ -402,6 +439,35 @@ class Client:
         if "\x00" in text:
             raise RequestError("bad_request", "project path must not contain NUL characters")
         return os.path.abspath(os.path.expanduser(text))
+
+    def _call_or_read(
+        self, op: str, args: dict[str, Any], project: str | os.PathLike[str] | None
+    ) -> Result:
+        """``op`` through the daemon when it answers, else read from the daemon's state files
+        (``projects``, ``log``: read-only, so reading them without the daemon is safe)."""
+        if not self.direct and self.daemon_running():
+            try:
+                return self.call(op, args, project=project)
+            except (DaemonUnavailable, RequestError):
+                pass  # it stopped, or does not own the project: read the file below
+        from ..common import ops, statefiles
+        from ..common.protocol import OpError
+
+        try:
+            if op == "projects":
+                try:
+                    registered = statefiles.read_registry(self.paths.registry_path)
+                except (OSError, ValueError):
+                    registered = []  # the daemon logs this when it starts; a reader sees none
+                result = statefiles.project_listing(registered)
+            else:
+                root = ops.resolve_project(self._project_path(project))
+                limit = ops.opt_int(args, "limit", statefiles.LOG_LIMIT_DEFAULT)
+                result = statefiles.log_reply(self.paths.journal_dir, root, limit)
+        except OpError as exc:
+            raise RequestError(exc.code, exc.message) from exc
+        self.last_via = "direct"
+        return result
 
     # -- direct mode -------------------------------------------------------------------------
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:

@@ -14,7 +14,13 @@
     │   └── client.DaemonTimeout     a daemon holds the lock but did not answer   daemon_timeout
     ├── client.RequestError          a coded error reply; .code is the protocol's code
     ├── client.ProtocolError         a reply that does not follow protocol v1     protocol_error
-    └── client._service.ServiceError a service manager command failed
+    ├── client.integrations.service.ServiceError   a service manager command failed
+    ├── client.integrations.agent_settings.IntegrationError   an agent's settings file
+    │                                cannot be edited safely
+    ├── client.integrations.gitmerge.GitError      git is missing or a git command failed
+    ├── common.settings.SettingsError   config.toml's [core] cannot be used      config_error
+    ├── daemon.config.ConfigError    config.toml cannot be used                    config_error
+    └── ui.source.UnknownProject     a project the page may not show (also a ValueError)
 
 The daemon's own ``protocol.OpError`` is not one of them: it never leaves the daemon (or direct
 mode) as such; the client turns it into ``RequestError`` with the same code. Standard library

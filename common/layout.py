@@ -24,13 +24,6 @@ MEMORY_FILES: dict[str, str] = {
     "archive": "archive.md",
 }
 STATE_FILE = ".state.json"
-# The semantic categories, in file order (their headings are the core's: model.py).
-CATEGORIES: tuple[str, ...] = (
-    "user_preference",
-    "architecture_decision",
-    "quality_rule",
-    "project_context",
-)
 
 
 def memory_dir(project: str | os.PathLike[str]) -> Path:
@@ -49,3 +42,10 @@ def find_project(start: str | os.PathLike[str]) -> Path | None:
         if (candidate / MAESTRO_DIR).is_dir():
             return candidate
     return None
+
+
+def project_or_here(start: str | os.PathLike[str]) -> str:
+    """The nearest directory at or above ``start`` holding ``.maestro/``, else ``start`` itself
+    (absolute): ``maestroctl`` and ``maestroctl ui`` act there (``init`` makes the memory)."""
+    found = find_project(start)
+    return os.path.abspath(os.fspath(start)) if found is None else str(found)

@@ -31,8 +31,9 @@ from ..core.model import (
     RejectedError,
 )
 from ..core.store import MemoryStore, session_references
-from ..core.toolmem import TOOLS, ImportReport
+from ..core.toolmem import ImportReport
 from . import worktree
+from .agents import AGENTS as TOOLS
 from .protocol import BAD_REQUEST, CONFLICT, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
@@ -302,6 +303,14 @@ def _sector_entries(memory: MemoryView, sector: str | None) -> list[Entry]:
     return entries
 
 
+def forget_ids(memory: Memory, ids: list[str] | None, match: str | None) -> list[str]:
+    """The entry ids a ``forget`` names, each once: ``ids``, or with ``match`` every entry
+    whose text contains it (``Memory.matching``). The op and the daemon's journal scrub both
+    ask this."""
+    chosen = ids if match is None else [e.id for e in memory.matching(match)]
+    return list(dict.fromkeys(chosen or []))
+
+
 @memory_op("forget", "entry_ids", "match", "dry_run")
 def op_forget(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     """Remove entries by id (or every entry whose text contains ``match``) and every copy of
@@ -317,10 +326,10 @@ def op_forget(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
         raise OpError(BAD_REQUEST, "'entry_ids' must be a non-empty list of entry ids")
 
     def apply(memory: Memory) -> ForgetReport:
-        chosen = ids if ids is not None else [e.id for e in memory.matching(match)]
+        chosen = forget_ids(memory, ids, match)
         if not chosen:
             raise NotFoundError(f"no entry contains {match!r}")
-        return memory.forget(list(dict.fromkeys(chosen)), dry_run=dry_run)
+        return memory.forget(chosen, dry_run=dry_run)
 
     # A dry run runs in the writer too, so it sees every write queued before it.
     return core_errors(lambda: backend.write(project, "forget", apply)).to_dict()

@@ -20,10 +20,13 @@ from typing import Any
 
 from ..core.memory import Settings
 from ..core.model import MemoryError_
+from .errors import MaestroError
 
 
-class SettingsError(Exception):
-    pass
+class SettingsError(MaestroError):
+    """config.toml's ``[core]`` table cannot be used (the message names the file and key)."""
+
+    code = "config_error"
 
 
 def _string(core: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -57,14 +60,24 @@ def core_settings(core: Mapping[str, Any], where: str) -> Settings:
         raise SettingsError(f"{where}: [core] {exc}") from exc
 
 
-def load_core_settings(path: Path) -> Settings:
-    """The ``[core]`` settings of ``config.toml`` at ``path`` (defaults when it is missing)."""
+def read_config(path: Path) -> dict[str, Any]:
+    """Every table of ``config.toml`` at ``path``, parsed ({} when there is no file).
+
+    The one reader of the file: the daemon's ``[maintenance]``, ``[core]``, ``[watcher]`` and
+    ``[import]`` (``daemon/config.py``), direct mode's ``[core]`` (``load_core_settings``) and
+    the tool import's ``[import]`` (``toolsources.import_config``) all start here. Raises
+    ``SettingsError`` ("<path>: <why>") when the file cannot be read or parsed."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return Settings()
+        return {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: {exc}") from exc
+
+
+def load_core_settings(path: Path) -> Settings:
+    """The ``[core]`` settings of ``config.toml`` at ``path`` (defaults when it is missing)."""
+    data = read_config(path)
     core = data.get("core", {})
     if not isinstance(core, dict):
         raise SettingsError(f"{path}: [core] must be a table")

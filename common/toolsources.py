@@ -26,14 +26,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.toolmem import (
     CLAUDE_INDEX,
-    TOOLS,
     Note,
     bullet_notes,
     claude_note,
@@ -42,6 +40,7 @@ from ..core.toolmem import (
     index_targets,
 )
 from . import paths as paths_mod
+from .agents import AGENTS as TOOLS
 from .layout import STATE_FILE, memory_dir
 
 MAX_FILE_BYTES = 256 * 1024  # a memory note is small; a bigger file is reported, not read
@@ -94,12 +93,12 @@ def import_config(config_path: Path | None = None) -> dict[str, Any]:
     """The ``[import]`` table of ``config.toml`` ({} when there is no file: the defaults).
     ValueError when the file does not parse or the table is wrong."""
     path = config_path if config_path is not None else paths_mod.resolve().config_path
+    from .settings import SettingsError, read_config
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{path}: {exc}") from exc
+        data = read_config(path)
+    except SettingsError as exc:
+        raise ValueError(exc.message) from exc
     try:
         return check_import_config(data.get("import", {}))
     except ValueError as exc:

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .lexicon import TRIVIAL_REPLIES
 from .text import content_set
 
 MAX_LINE = 4 * 1024 * 1024  # bytes; a longer line is a giant tool result, never a prompt
@@ -46,8 +47,6 @@ COMMAND_CHARS = 80
 
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOLS = {"NotebookEdit": "notebook_path"}
-# Follow-ups that carry no subject of their own.
-TRIVIAL = frozenset("yes no ok okay thanks thank continue go ahead please sure right".split())
 _NOT_A_PROMPT = ("<command-", "<local-command-", "<system-reminder>", "[Request interrupted")
 _COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,200})"')
@@ -140,7 +139,7 @@ class _Reader:
         self.digest = Digest()
 
     def prompt(self, text: str) -> None:
-        topic = set(content_set(text)) - TRIVIAL
+        topic = set(content_set(text)) - TRIVIAL_REPLIES
         d = self.digest
         if not d.tasks:
             d.tasks.append(_clip(text, TASK_CHARS))

@@ -11,6 +11,11 @@ Word lists (each written once; the modules that need a variant compose it from t
 * ``TASK_WORDS``: words nearly every task description contains (``fix``, ``add``, ``code`` …);
   sharing only these does not make an entry relevant to a task.
 * ``FILLER``: what signal detection does not count as content beside a trigger word.
+* ``DETERMINERS``: a part of ``STOP_WORDS`` the contradiction rules name on their own.
+
+Below them, the lists one module uses (signal detection, contradiction, the session digest, the
+secret screen), each named for what it holds. Regular expressions stay with their module: a
+list here is plain words.
 
 ``normalise(text)`` is the one normalisation step used before judging text, by detection and by
 the contradiction rules alike. It keeps the text readable (backticks around code stay; only
@@ -36,19 +41,41 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = [
+    "ABBREVIATION_FILLER",
+    "BARE_OBJECT_VERBS",
+    "DETERMINERS",
+    "ED_BASE_VERBS",
     "FILLER",
     "NEGATIONS",
+    "NEGATIVE_MARKERS",
+    "NOT_IMPERATIVE",
+    "ORDINARY_VALUES",
+    "OUTPUT_LABELS",
+    "PAST_FORMS",
+    "POSITIVE_MARKERS",
+    "PRACTICE_VERBS",
+    "PREFERENCE_VERBS",
     "RULE_WORDS",
+    "SLOT_WORDS",
+    "STATIVE_VERBS",
     "STOP_WORDS",
+    "TASK_VERBS",
     "TASK_WORDS",
+    "TRIVIAL_REPLIES",
+    "WEEKDAYS_MONTHS",
     "normalise",
 ]
 
-STOP_WORDS: frozenset[str] = frozenset(
+# Determiners: the words before a noun that pick which one (a part of ``STOP_WORDS``).
+DETERMINERS: frozenset[str] = frozenset(
+    "a an the our my your their its this that these those".split()
+)
+
+STOP_WORDS: frozenset[str] = DETERMINERS | frozenset(
     """
-    a an the and or but if then else of to in on at by for with from into onto over under as is
-    are was were be been being am do does did doing have has had having this that these those it
-    its it's they them their there here we us our you your i me my he she his her so such than
+    and or but if then else of to in on at by for with from into onto over under as is
+    are was were be been being am do does did doing have has had having it
+    it's they them there here we us you i me he she his her so such than
     too very can could should would will shall may might must just also only all any each every
     some about above below up down out off again further once what which who whom whose when
     where why how both few more most other same own s t
@@ -91,6 +118,144 @@ FILLER: frozenset[str] = frozenset(
     """.split()
 )
 
+
+# -- signal detection (core/signals.py) ----------------------------------------------------------
+# Irregular past forms and participles that make "X always/never <verb>" narration.
+PAST_FORMS: frozenset[str] = frozenset(
+    """
+    been was were had did got gotten went gone made saw seen came took taken thought knew known
+    found ran wrote written broke broken told said left felt kept gave given began begun built
+    heard meant understood became brought bought caught taught fell fallen forgot forgotten
+    stood sat lost won spent sent held led paid read going gonna getting
+    """.split()
+)
+# Verbs whose base form ends in "ed" (so "-ed" is not their past).
+ED_BASE_VERBS: frozenset[str] = frozenset(
+    "need embed feed seed proceed exceed succeed speed shred heed bleed breed".split()
+)
+# Verbs of knowing, feeling and happening that narrate ("I always forget …"), never instruct.
+STATIVE_VERBS: frozenset[str] = frozenset(
+    """
+    forget forgets remember remembers know knows seem seems get gets wonder wonders
+    understand understands find finds think thinks feel feels mix mixes confuse confuses
+    struggle struggles manage manages end ends lose loses miss misses mess messes
+    have has care cares mind minds notice notices realise realize see sees hear hears
+    worry worries wish wishes hope hopes guess guesses believe believes doubt doubts
+    """.split()
+)
+# Verbs a person states a preference with ("I want …", "we prefer …").
+PREFERENCE_VERBS: frozenset[str] = frozenset("want like prefer expect need love".split())
+# First words that do not make a clause an instruction ("Only the …", "Only fun …").
+NOT_IMPERATIVE: frozenset[str] = frozenset(
+    """
+    the a an this that these those it its it's there here so like same true again ever mind
+    when if then yes no i me my you your we our they them their he she his her what which who
+    how why fun good bad easy hard sure right wrong fine nice worth enough too very happy glad
+    welcome great amazing awesome helpful useful interesting annoying busy late available
+    possible impossible tricky weird confusing something someone somebody somewhere lol
+    """.split()
+)
+# Verbs a durable practice is stated with; task verbs (fix, add, create …) are not among them.
+PRACTICE_VERBS: frozenset[str] = frozenset(
+    """
+    use keep follow write run put place name default stick format document comment structure
+    organise organize store target pin limit wrap split group sort prefix suffix indent mark
+    """.split()
+)
+# Verbs that make a sentence a request for work now (a task), not a standing rule. Not
+# ``TASK_WORDS``: those are words any task contains (relevance); these start a request.
+TASK_VERBS: frozenset[str] = frozenset(
+    """
+    fix implement add create refactor update investigate profile replace delete remove rename
+    move debug explain summarize summarise show suggest consider look go build start finish close
+    try check find help review analyze analyse migrate upgrade convert port rewrite change clean
+    """.split()
+)
+# Verbs whose bare object is enough for a standing rule ("Use pnpm"); the others need more
+# ("Keep functions small", not "Keep going"; "Run X before Y", not "Run tests").
+BARE_OBJECT_VERBS: frozenset[str] = frozenset("use default stick pin target".split())
+# Labels of pasted program output ("error: …", "stdout: …"): never a rule's label.
+OUTPUT_LABELS: frozenset[str] = frozenset(
+    "error errors warning warnings exception traceback failed failure fail stderr stdout output "
+    "log logs result expected actual got assertionerror typeerror valueerror q question".split()
+)
+
+# -- contradiction (core/contradiction.py) -------------------------------------------------------
+# The words that state a positive rule, in the order a rule's marker is looked for.
+POSITIVE_MARKERS: tuple[str, ...] = (
+    "always",
+    "must",
+    "should",
+    "prefers",
+    "prefer",
+    "likes",
+    "use",
+    "uses",
+)
+# Negation words and the marker each states a negative rule with.
+NEGATIVE_MARKERS: dict[str, str] = {
+    "never": "never",
+    "don't": "don't",
+    "dont": "don't",
+    "not": "not",
+    "no": "no",
+    "avoid": "avoid",
+    "avoids": "avoid",
+    "stop": "stop",
+    "mustn't": "must not",
+    "shouldn't": "should not",
+    "without": "without",
+    "doesn't": "doesn't",
+    "isn't": "isn't",
+    "cannot": "cannot",
+    "can't": "cannot",
+    "won't": "won't",
+}
+# Words after which the next token is where a rule states its conclusion.
+SLOT_WORDS: frozenset[str] = frozenset(
+    """
+    is are be was were 's called named use uses using used prefer prefers preferred like likes
+    on via follow follows choose chose chosen pick picks set equals = : runs uses over than
+    """.split()
+)
+# Day and month names: a time, never a tool or a value.
+WEEKDAYS_MONTHS: frozenset[str] = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+    thursdays fridays saturdays sundays weekday weekdays weekend weekends january february march
+    april may june july august september october november december
+    """.split()
+)
+# Abbreviations that carry no topic ("e.g", "vs").
+ABBREVIATION_FILLER: frozenset[str] = frozenset({"e.g", "i.e", "etc", "vs", "w", "w/", "eg", "ie"})
+
+# -- session digest (core/digest.py) -------------------------------------------------------------
+# Follow-ups that carry no subject of their own.
+TRIVIAL_REPLIES: frozenset[str] = frozenset(
+    "yes no ok okay thanks thank continue go ahead please sure right".split()
+)
+
+# -- secret screen (core/secrets.py) -------------------------------------------------------------
+# Words after a credential word ("password is required") that are words, not credentials.
+ORDINARY_VALUES: frozenset[str] = frozenset(
+    """
+    a an the this that these those it its is was be been being not no none null nil empty
+    blank missing required optional invalid valid wrong right correct incorrect expired
+    expiring revoked rotated stored hashed encrypted salted set unset changed reset
+    needed necessary mandatory ok okay fine good bad weak strong long short too very
+    in on at for from with without of to by as into via and or but if when then
+    here there where what which who how why still now also only just always never
+    same different new old current default random secret private public hidden
+    masked redacted shown visible sent saved kept checked verified generated
+    managed handled provided given passed injected read loaded fetched
+    env environment variable variables config configured configuration file vault
+    true false yes undefined unknown placeholder example sample dummy test tests
+    flow flows field fields form input prompt screen page policy policies rules rule
+    length format type types value values string strings hash hashes
+    see use ask check get look refer follow run call enter type pick choose paste copy
+    contact go try rotate store keep change update must should will can may please
+    """.split()
+)
 
 # --------------------------------------------------------------------------------------------
 # Normalisation

@@ -10,7 +10,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..common import layout
 from ..common.errors import MaestroError
 
 Sector = Literal["semantic", "episodic"]
@@ -18,15 +17,14 @@ SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
 # "stale": a project path the entry names is gone (core/evidence.py); it waits for review.
 EntryState = Literal["active", "flagged", "contradicted", "stale"]
 
-# Category key -> the spec's ``##`` heading in semantic.md, in file order.
+# The semantic categories: key -> the spec's ``##`` heading in semantic.md, in file order.
 CATEGORY_HEADINGS: dict[str, str] = {
     "user_preference": "User Preferences",
     "architecture_decision": "Architecture Decisions",
     "quality_rule": "Quality Rules",
     "project_context": "Project Context",
 }
-CATEGORIES: tuple[str, ...] = layout.CATEGORIES
-assert tuple(CATEGORY_HEADINGS) == CATEGORIES, "common/layout.py and the headings disagree"
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_HEADINGS)  # the category list: defined above, once
 HEADING_CATEGORIES: dict[str, str] = {v.lower(): k for k, v in CATEGORY_HEADINGS.items()}
 
 # The spec's numbers, in one place.

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .contradiction import _parse
+from .rule_reading import parse_rule
 
 _FAMILY = "\x00"  # family keys cannot collide with a word
 
@@ -26,7 +26,7 @@ _FAMILY = "\x00"  # family keys cannot collide with a word
 def relation_keys(text: str) -> frozenset[str] | None:
     """The words and families by which ``text`` may relate to another text; None when it has
     no words at all (then it may relate to anything)."""
-    rule = _parse(text)
+    rule = parse_rule(text)
     if not rule.all_set:
         return None
     return rule.all_set | frozenset(_FAMILY + f for f in rule.families)

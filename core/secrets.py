@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .lexicon import ORDINARY_VALUES
+
 # -- <private> spans -------------------------------------------------------------------------
 _PRIVATE = re.compile(r"<private\s*>.*?(?:</private\s*>|\Z)", re.IGNORECASE | re.DOTALL)
 _STRAY_CLOSE = re.compile(r"</private\s*>", re.IGNORECASE)
@@ -162,26 +164,6 @@ _PLAIN = re.compile(
 )
 # Every credential word above contains one of these: a cheap test before the costly one.
 _PLAIN_HINT = re.compile(r"(?i)pass|pw|secret|token|key|credential|pin")
-# Values after a credential word that are words, not credentials.
-_ORDINARY = frozenset(
-    """
-    a an the this that these those it its is was be been being not no none null nil empty
-    blank missing required optional invalid valid wrong right correct incorrect expired
-    expiring revoked rotated stored hashed encrypted salted set unset changed reset
-    needed necessary mandatory ok okay fine good bad weak strong long short too very
-    in on at for from with without of to by as into via and or but if when then
-    here there where what which who how why still now also only just always never
-    same different new old current default random secret private public hidden
-    masked redacted shown visible sent saved kept checked verified generated
-    managed handled provided given passed injected read loaded fetched
-    env environment variable variables config configured configuration file vault
-    true false yes undefined unknown placeholder example sample dummy test tests
-    flow flows field fields form input prompt screen page policy policies rules rule
-    length format type types value values string strings hash hashes
-    see use ask check get look refer follow run call enter type pick choose paste copy
-    contact go try rotate store keep change update must should will can may please
-    """.split()
-)
 _PLACEHOLDER = re.compile(
     r"^(?:<[^>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%\(?[A-Za-z_]*\)?s?|\{\{[^}]*\}\}|"
     r"x{3,}|\*{3,}|\.{3,}|…|os\.environ.*|getenv.*|env\..*|process\.env.*|"
@@ -341,7 +323,7 @@ def _credential_like(value: str) -> bool:
     word = value.strip("\"'`.,;:!?()[]{}")
     if len(word) < 3 or _PLACEHOLDER.match(word):
         return False
-    if word.lower() in _ORDINARY:
+    if word.lower() in ORDINARY_VALUES:
         return False
     if re.fullmatch(r"[A-Za-z]+(?:[-_][A-Za-z]+)+", word):
         return False  # a name made of words: X-Api-Key, api_key_header

@@ -1,10 +1,10 @@
-"""What the agent tools remember on their own, read as notes, and the import rule (pure).
+"""What the agent tools remember on their own, read as notes; the import rule (pure).
 
 Claude Code, Gemini CLI and Codex each let their model keep a memory of its own (issue 20).
-This module turns the text of those files into ``Note`` values and applies them to a
-``Memory`` (``import_notes``); finding and reading the folders is the I/O edge
-(``common/toolsources.py``). Nothing here writes to a tool's folder: a tool's memory is read,
-never repaired.
+This module turns the text of those files into ``Note`` values and states the rule below;
+``core/importing.py`` applies it to the memory (``import_notes``); finding and reading the
+folders is the I/O edge (``common/toolsources.py``). Nothing here writes to a tool's folder: a
+tool's memory is read, never repaired.
 
 The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<item>]``):
 
@@ -15,7 +15,7 @@ The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<ite
 * a restatement of an entry the memory injected (a context for a session showed it): an echo
   of our own fact, kept in the ledger only (``echo``): no reinforcement, however many files or
   tools it lands in;
-* otherwise saved through ``Memory.save_semantic`` (contradiction and restatement handling as
+* otherwise saved through ``saving.save_semantic`` (contradiction and restatement handling as
   for any save) at ``IMPORT_CONFIDENCE``; the entry it lands in records ``src`` in its
   metadata when it has no source yet.
 
@@ -32,18 +32,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, unquote
 
-from .contradiction import classify
 from .injected import strip_injected
-from .model import IMPORT_CONFIDENCE, MemoryError_, _ToDict
-from .related import may_relate
+from .model import _ToDict
 from .secrets import screen, strip_private
-
-if TYPE_CHECKING:
-    from .markdown import EntryBlock
-    from .memory import Memory
 
 TOOLS: tuple[str, ...] = ("claude", "gemini", "codex")
 # Claude Code's memory types -> the spec's categories.
@@ -237,7 +231,7 @@ def source_tool(src: str | None) -> str | None:
     return src.partition(":")[0] if src else None
 
 
-# -- the rule ----------------------------------------------------------------------------------
+# -- the import rule's report (the rule: core/importing.py) ---------------------------------------
 @dataclass
 class ImportReport(_ToDict):
     dry_run: bool
@@ -247,115 +241,3 @@ class ImportReport(_ToDict):
     unchanged: int = 0
     blocked: list[dict[str, Any]] = field(default_factory=list)  # {src, reason}: not copied
     flagged: list[dict[str, Any]] = field(default_factory=list)  # {src, entry_id}: file gone
-
-
-def _text_hash(note: Note) -> str:
-    return hashlib.sha1(f"{note.category}\x00{note.text}".encode()).hexdigest()[:12]
-
-
-def _echo_of(memory: Memory, note: Note, injected: frozenset[str]) -> EntryBlock | None:
-    """The entry ``note`` restates when it is one the memory injected (a context for some
-    session showed it): the tool's model saving what we gave it is our own fact coming back,
-    not a confirmation, however many files it lands in (issue 29)."""
-    if not injected:
-        return None
-    same = [b for b in memory.docs["semantic"].entries() if b.category == note.category]
-    verdict = classify(note.text, may_relate(note.text, [(b.id, b.text) for b in same]))
-    if verdict.action != "reinforced" or verdict.target not in injected:
-        return None
-    return next(b for b in same if b.id == verdict.target)
-
-
-def import_notes(
-    memory: Memory,
-    notes: list[Note],
-    tools: list[str],
-    indexes: dict[str, dict[str, Any]] | None = None,
-) -> ImportReport:
-    """Apply ``notes`` (everything the folders of ``tools`` hold now) to ``memory``.
-    ``indexes``: per tool with an index (Claude Code), its signature and the files it points
-    to; kept in the ledger, so that a build for that tool leaves out only what it loads."""
-    for t in tools:
-        if t not in TOOLS:
-            raise MemoryError_(f"unknown tool {t!r}; expected one of: {', '.join(TOOLS)}")
-    for t, seen_index in (indexes or {}).items():
-        if t in tools and memory.state.indexes.get(t) != seen_index:
-            memory.state.indexes[t] = seen_index
-            memory.state.changed = True
-            memory.generation += 1
-    report = ImportReport(dry_run=False, tools=list(tools))
-    ledger = memory.state.imports
-    injected = frozenset(i for ids in memory.state.shown.values() for i in ids)
-    seen: set[str] = set()
-    for note in notes:
-        seen.add(note.src)
-        led = ledger.get(note.src, {})
-        if "gone" in led:  # the file is back
-            led = {k: v for k, v in led.items() if k != "gone"}
-            ledger[note.src] = led
-            memory.state.changed = True
-        block = memory._import_target(note.src, led.get("id"), note.text)
-        if block is not None and block.meta.get("gone"):
-            block.meta.pop("gone")
-            block.dirty = True
-            memory._touch("semantic")
-        digest = _text_hash(note)
-        if note.blocked:
-            report.blocked.append({"src": note.src, "reason": note.blocked})
-            ledger[note.src] = {"id": led.get("id", ""), "sig": note.sig, "hash": digest}
-            ledger[note.src]["blocked"] = "1"
-            memory.state.changed = True
-            continue
-        if led and (led.get("sig") == note.sig or led.get("hash") == digest):
-            # Unchanged: nothing to do, even when a review removed its entry (that decision
-            # stands until the tool changes the file).
-            if led.get("sig") != note.sig:
-                ledger[note.src] = {**led, "sig": note.sig}
-                memory.state.changed = True
-            report.unchanged += 1
-            continue
-        if block is not None:
-            memory._update_imported(block, note)
-            report.updated.append({"src": note.src, "action": "updated", "entry_id": block.id})
-        elif (echo := _echo_of(memory, note, injected)) is not None:
-            # Kept in the ledger only: the entry is not reinforced, not tied to this file (its
-            # deletion flags nothing), and a later edit of the file is weighed afresh.
-            report.imported.append({"src": note.src, "action": "echoed", "entry_id": echo.id})
-            ledger[note.src] = {"id": "", "sig": note.sig, "hash": digest, "echo": echo.id}
-            memory.state.changed = True
-            continue
-        else:
-            result = memory.save_semantic(note.text, note.category, IMPORT_CONFIDENCE)
-            if result.entry is None:
-                report.blocked.append({"src": note.src, "reason": result.reason})
-                ledger[note.src] = {"id": "", "sig": note.sig, "hash": digest, "blocked": "1"}
-                memory.state.changed = True
-                continue
-            _, block = memory.find(result.entry.id)
-            if "src" not in block.meta:
-                block.meta["src"] = encode_src(note.src)
-                block.dirty = True
-                memory._touch("semantic")
-            report.imported.append({"src": note.src, "action": result.action, "entry_id": block.id})
-        ledger[note.src] = {"id": block.id, "sig": note.sig, "hash": digest}
-        memory.state.changed = True
-    for src in sorted(set(ledger) - seen):
-        if source_tool(src) not in tools:
-            continue
-        led = ledger[src]
-        block = memory._import_target(src, led.get("id"), None)
-        if block is None:
-            del ledger[src]  # its entry is gone too (removed or archived by review)
-            memory.state.changed = True
-            continue
-        if "gone" not in led:
-            ledger[src] = {**led, "gone": memory.today}
-            memory.state.changed = True
-        if block.meta.get("gone"):
-            continue
-        block.meta["gone"] = memory.today
-        block.dirty = True
-        memory._touch("semantic")
-        memory._log("semantic", "Flagged", block.text, f"{src} was deleted by the tool")
-        report.flagged.append({"src": src, "entry_id": block.id})
-    return report

@@ -27,12 +27,12 @@ core with the same settings (``common.settings`` reads ``[core]`` for both).
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..common.settings import SettingsError, core_settings
+from ..common.errors import MaestroError
+from ..common.settings import SettingsError, core_settings, read_config
 from ..common.toolsources import check_import_config
 from ..core.memory import Settings
 from ..core.model import MemoryError_
@@ -41,8 +41,11 @@ DEFAULT_CRON = "30 23 * * *"
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
-class ConfigError(Exception):
-    pass
+class ConfigError(MaestroError):
+    """config.toml cannot be used: the daemon refuses to start (or keeps the old settings on
+    SIGHUP), naming the file and the table."""
+
+    code = "config_error"
 
 
 @dataclass(frozen=True)
@@ -128,11 +131,11 @@ def _string(table: dict[str, Any], section: str, key: str, default: str | None) 
 
 def load_config(path: Path) -> Config:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = read_config(path)
+    except SettingsError as exc:
+        raise ConfigError(exc.message) from exc
+    if not data:
         return Config()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
     maintenance = _table(data, "maintenance")
     core = _table(data, "core")
     watcher = _table(data, "watcher")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil  # type: ignore[import-untyped]
 
+from ..common import layout
 from ..common.ops import MEMORY_OPS, OpSpec, dispatch_memory_op, opt_int, opt_str, resolve_project
 from ..common.protocol import (
     BAD_REQUEST,
@@ -30,9 +31,9 @@ from ..common.protocol import (
     OpError,
     Request,
 )
+from ..common.statefiles import LOG_LIMIT_DEFAULT, log_reply, project_listing
 from ..common.version import package_version as package_version
 from ..core.memory import Memory, MemoryView
-from ..core.store import MemoryStore
 from .logsetup import DESTINATION, ORIGIN, RECENT
 from .sdnotify import notify_serving
 from .writer import Closed, MemoryJob, ReplyTo, TaskJob
@@ -46,9 +47,6 @@ if TYPE_CHECKING:
     from .scheduler import MaintenanceScheduler
     from .watcher import Watcher
     from .writer import Writer
-
-LOG_LIMIT_DEFAULT = 50
-LOG_LIMIT_MAX = 1000
 
 
 @dataclass(frozen=True)
@@ -217,7 +215,7 @@ def op_register(call: Call) -> dict[str, Any] | None:
         return {
             "path": str(project),
             "added": added,
-            "memory_dir": str(MemoryStore(project).memory_dir),
+            "memory_dir": str(layout.memory_dir(project)),
         }
 
     call.queue(TaskJob("register", register))
@@ -244,27 +242,15 @@ def op_unregister(call: Call) -> dict[str, Any] | None:
 
 @daemon_op("projects")
 def op_projects(call: Call) -> dict[str, Any]:
-    out = []
-    for project in sorted(call.services.registry.projects()):
-        memory_dir = MemoryStore(project).memory_dir
-        out.append(
-            {
-                "path": str(project),
-                "memory_dir": str(memory_dir),
-                "memory_dir_exists": memory_dir.is_dir(),
-                "exists": project.is_dir(),
-            }
-        )
-    return {"projects": out}
+    return project_listing(call.services.registry.projects())
 
 
 @daemon_op("log", "limit")
 def op_log(call: Call) -> dict[str, Any]:
     assert call.project is not None
     limit = opt_int(call.args, "limit", LOG_LIMIT_DEFAULT)
-    if not 1 <= limit <= LOG_LIMIT_MAX:
-        raise OpError(BAD_REQUEST, f"'limit' must be between 1 and {LOG_LIMIT_MAX}")
-    return {"records": call.services.journal.tail(call.project, limit)}
+    journal = call.services.journal
+    return log_reply(journal.directory, call.project, limit, journal.keep)
 
 
 @daemon_op("shutdown", "reason")
@@ -326,7 +312,7 @@ def _project_status(svc: Services, project: Path) -> dict[str, Any]:
     view = info.view if info is not None else None
     summary = view.summary() if view is not None else {}
     return {
-        "memory_dir_exists": MemoryStore(project).memory_dir.is_dir(),
+        "memory_dir_exists": layout.memory_dir(project).is_dir(),
         "entries": {k: summary.get(k) for k in ("semantic", "episodic", "archived", "flagged")},
         "problems": summary.get("problems", {}),
         "read_error": info.read_error if info is not None else "not loaded",

@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import json
 import logging
 import os
 import threading
-from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..common.statefiles import KEEP_ROTATED, journal_name, read_journal
 from ..core import fsio
 from ..core.markdown import EntryBlock
 from ..core.memory import FORGOTTEN_MARK, Memory, MemoryView
@@ -45,7 +44,6 @@ from ..core.secrets import redact_value
 log = logging.getLogger("maestrod")
 
 ROTATE_BYTES = 4 * 1024 * 1024
-KEEP_ROTATED = 3
 
 # entry id -> (confidence, salience)
 Values = dict[str, tuple[float, float | None]]
@@ -118,10 +116,6 @@ class ScoreLedger:
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-
-
-def journal_name(project: Path) -> str:
-    return hashlib.sha256(os.fsencode(project)).hexdigest()[:20] + ".jsonl"
 
 
 class Journal:
@@ -218,23 +212,10 @@ class Journal:
         return changed
 
     def tail(self, project: Path, limit: int) -> list[dict[str, Any]]:
-        """The last ``limit`` records across the rotated files, oldest first (newest last)."""
-        keep: deque[str] = deque(maxlen=limit)
-        files = [self.rotated(project, n) for n in range(self.keep, 0, -1)]
-        files.append(self.path_for(project))
-        for path in files:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as src:
-                    keep.extend(src)
-            except FileNotFoundError:
-                continue
-        out = []
-        for line in keep:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a torn last line after a crash
-        return out
+        """The last ``limit`` records across the rotated files, oldest first (newest last):
+        ``common.statefiles.read_journal``, the function ``Client`` reads with when the daemon
+        is down."""
+        return read_journal(self.directory, project, limit, self.keep)
 
 
 def _scrub_value(value: Any, needles: list[str]) -> Any:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from pathlib import Path
 
+from ..common.statefiles import read_registry
 from ..core import fsio
 
 log = logging.getLogger("maestrod")
@@ -30,14 +30,10 @@ class Registry:
 
     def _load(self) -> list[Path]:
         try:
-            data = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return []
+            return read_registry(self.path)
         except (OSError, ValueError) as exc:
             log.error("project registry %s is unreadable (%s); starting with none", self.path, exc)
             return []
-        items = data.get("projects", []) if isinstance(data, dict) else []
-        return [Path(p) for p in items if isinstance(p, str) and os.path.isabs(p)]
 
     def projects(self) -> frozenset[Path]:
         return self._projects

@@ -27,7 +27,7 @@ from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped
 from .config import Config, ConfigError
 from .journal import now_iso
 from .registry import atomic_write_json
-from .writer import Outcome
+from .writer import JobOutcome
 
 log = logging.getLogger("maestrod")
 
@@ -36,7 +36,7 @@ MISFIRE_GRACE_SECONDS = 6 * 3600
 RUN_TIMEOUT_SECONDS = 600.0
 EVENTS_KEPT = 20
 
-Submit = Callable[[Path], Future[Outcome]]
+Submit = Callable[[Path], Future[JobOutcome]]
 
 
 def build_trigger(config: Config) -> CronTrigger:

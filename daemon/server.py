@@ -31,6 +31,7 @@ import psutil  # type: ignore[import-untyped]
 import zmq
 
 from ..common import toolsources
+from ..common.agents import AGENTS as TOOLS
 from ..common.ops import check_args
 from ..common.paths import Paths
 from ..common.protocol import (
@@ -44,7 +45,6 @@ from ..common.protocol import (
     ok_reply,
     request_id,
 )
-from ..core.toolmem import TOOLS
 from . import handlers
 from .cache import ReadCache
 from .config import Config, ConfigError, load_config

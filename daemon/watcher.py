@@ -69,7 +69,7 @@ DEBOUNCE_SECONDS = 0.15
 MAX_DELAY_SECONDS = 1.0  # a constant stream of events still gets checked this often
 POLL_INTERVAL_SECONDS = 1.0
 MEMORY_NAMES = frozenset(FILES.values())
-MAESTRO_DIR, MEMORY_DIR = layout.MAESTRO_DIR, layout.MEMORY_SUBDIR
+MAESTRO_DIR, MEMORY_SUBDIR = layout.MAESTRO_DIR, layout.MEMORY_SUBDIR
 
 _C = InotifyConstants
 # A chain directory: only entries appearing, vanishing or moving, and the directory itself.
@@ -108,16 +108,16 @@ def relevant(role: str, mask: int, name: str, names: frozenset[str] | None = Non
     if role == "root":
         return name == MAESTRO_DIR
     if role == MAESTRO_DIR:
-        return name == MEMORY_DIR
+        return name == MEMORY_SUBDIR
     return name in MEMORY_NAMES
 
 
-ROLES = ("root", MAESTRO_DIR, MEMORY_DIR)
+ROLES = ("root", MAESTRO_DIR, MEMORY_SUBDIR)
 
 
 def chain(project: Path) -> list[tuple[str, Path]]:
     maestro = project / MAESTRO_DIR
-    return list(zip(ROLES, (project, maestro, maestro / MEMORY_DIR), strict=True))
+    return list(zip(ROLES, (project, maestro, maestro / MEMORY_SUBDIR), strict=True))
 
 
 class _DirWatch:
@@ -150,6 +150,12 @@ class _DirWatch:
         self.watcher.on_event(self.project, self.kind)
 
     def on_queue_overflow(self) -> None:
+        self.watcher.on_overflow()
+
+    def on_events_lost(self) -> None:
+        # watchdog >= 7.1 calls this once every callback has seen the overflow (without it the
+        # reader thread raised AttributeError there). Asking again is idempotent: the flag is
+        # set once, and a rescan taken after this point sees the watches already repaired.
         self.watcher.on_overflow()
 
 
@@ -392,7 +398,7 @@ class Watcher:
             if key is None or current is not None:
                 continue
             dw = _DirWatch(self, pw.project, role, key)
-            mask = MEMORY_MASK if role == MEMORY_DIR else CHAIN_MASK
+            mask = MEMORY_MASK if role == MEMORY_SUBDIR else CHAIN_MASK
             try:
                 dw.wd = self._inotify.add_callback(os.fsencode(path), mask, dw, dw.id)
             except OSError as exc:

@@ -38,7 +38,8 @@ from typing import Any
 
 import zmq
 
-from ..common.ops import Args, core_errors, dispatch_memory_op
+from ..common import layout
+from ..common.ops import Args, core_errors, dispatch_memory_op, forget_ids
 from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok_reply
 from ..core import fsio
 from ..core.markdown import EntryBlock
@@ -67,18 +68,18 @@ class Closed(Exception):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class JobOutcome:
     ok: bool
     result: dict[str, Any] | None = None
     code: str = ""
     message: str = ""
 
     @classmethod
-    def success(cls, result: dict[str, Any]) -> Outcome:
+    def success(cls, result: dict[str, Any]) -> JobOutcome:
         return cls(True, result=result)
 
     @classmethod
-    def failure(cls, code: str, message: str) -> Outcome:
+    def failure(cls, code: str, message: str) -> JobOutcome:
         return cls(False, code=code, message=message)
 
     def encode(self, req_id: str) -> bytes:
@@ -101,7 +102,7 @@ class ReplyTo:
 @dataclass(eq=False)
 class _Job:
     reply_to: ReplyTo | None = field(default=None, kw_only=True)
-    future: Future[Outcome] | None = field(default=None, kw_only=True)
+    future: Future[JobOutcome] | None = field(default=None, kw_only=True)
 
 
 @dataclass(eq=False)
@@ -195,10 +196,6 @@ class WriteQueue:
 
     def depth(self) -> int:
         return len(self._items)
-
-
-def memory_dir_of(project: Path) -> Path:
-    return MemoryStore(project).memory_dir
 
 
 def disk_signature(memory_dir: Path) -> Signature:
@@ -299,9 +296,9 @@ class Writer:
     def submit(self, job: Job) -> None:
         self.queue.put(job)
 
-    def submit_future(self, job: Job) -> Future[Outcome]:
+    def submit_future(self, job: Job) -> Future[JobOutcome]:
         """Queue ``job``; the future resolves to its outcome (or fails with ``Closed``)."""
-        future: Future[Outcome] = Future()
+        future: Future[JobOutcome] = Future()
         job.future = future
         self.queue.put(job)
         return future
@@ -320,7 +317,7 @@ class Writer:
                     log.exception("writer: unexpected error in %s", type(job).__name__)
                     self._finish(
                         job,
-                        Outcome.failure(
+                        JobOutcome.failure(
                             INTERNAL, "internal error in the writer; see the daemon log"
                         ),
                     )
@@ -335,15 +332,15 @@ class Writer:
             self._apply_batch(job.project, batch)
         elif isinstance(job, TaskJob):
             try:
-                outcome = Outcome.success(job.fn())
+                outcome = JobOutcome.success(job.fn())
             except OpError as exc:
-                outcome = Outcome.failure(exc.code, exc.message)
+                outcome = JobOutcome.failure(exc.code, exc.message)
             self._finish(job, outcome)
         else:
             self.check(job.project)
-            self._finish(job, Outcome.success({}))
+            self._finish(job, JobOutcome.success({}))
 
-    def _finish(self, job: Job, outcome: Outcome) -> None:
+    def _finish(self, job: Job, outcome: JobOutcome) -> None:
         if job.reply_to is not None and self._push is not None:
             meta = json.dumps(
                 {"op": job.reply_to.op, "started": job.reply_to.started, "ok": outcome.ok}
@@ -361,7 +358,7 @@ class Writer:
         try:
             # (reliability) A commit a crash cut short is completed before the first read, so
             # the cache never serves half of it (never called holding the project lock).
-            fsio.recover_if_interrupted(memory_dir_of(project))
+            fsio.recover_if_interrupted(layout.memory_dir(project))
             memory = self._load(project, tracked, reuse=False)
         except Exception as exc:
             log.error("cannot read the memory of %s: %s", project, exc)
@@ -389,7 +386,7 @@ class Writer:
             return
         if (
             tracked.memory is not None
-            and disk_signature(memory_dir_of(project)) == tracked.signature
+            and disk_signature(layout.memory_dir(project)) == tracked.signature
         ):
             return
         try:
@@ -408,7 +405,7 @@ class Writer:
         """The parsed Memory of ``project``: the tracked one if the files have not changed
         since we last read or wrote them, else a fresh parse (an external edit if the content
         differs from what we knew). ``basis``: the signature already taken (in a transaction)."""
-        memory_dir = memory_dir_of(project)
+        memory_dir = layout.memory_dir(project)
         # Taken before reading: a change after it shows later.
         signature = disk_signature(memory_dir) if basis is None else basis
         if reuse and tracked.memory is not None and signature == tracked.signature:
@@ -453,14 +450,16 @@ class Writer:
         if tracked is None:
             for job in batch:
                 self._finish(
-                    job, Outcome.failure(NOT_REGISTERED, f"project {project} is not registered")
+                    job, JobOutcome.failure(NOT_REGISTERED, f"project {project} is not registered")
                 )
             return
         store = MemoryStore(project, settings=self.settings)
         pending = list(batch)
         started = time.monotonic()
 
-        def apply(memory: Memory) -> tuple[list[tuple[MemoryJob, Outcome]], list[dict[str, Any]]]:
+        def apply(
+            memory: Memory,
+        ) -> tuple[list[tuple[MemoryJob, JobOutcome]], list[dict[str, Any]]]:
             results, records, crashed = self._run_requests(pending, memory, tracked)
             if crashed is not None:
                 raise _Crashed(crashed)  # out of the transaction: nothing is committed
@@ -483,7 +482,7 @@ class Writer:
                     # The Memory may be half-changed: drop it, re-parse, re-apply the rest.
                     self._finish(
                         crash.job,
-                        Outcome.failure(
+                        JobOutcome.failure(
                             INTERNAL, f"internal error in {crash.job.op}; see the daemon log"
                         ),
                     )
@@ -528,8 +527,8 @@ class Writer:
 
     def _run_requests(
         self, jobs: list[MemoryJob], memory: Memory, tracked: _Tracked
-    ) -> tuple[list[tuple[MemoryJob, Outcome]], list[dict[str, Any]], MemoryJob | None]:
-        results: list[tuple[MemoryJob, Outcome]] = []
+    ) -> tuple[list[tuple[MemoryJob, JobOutcome]], list[dict[str, Any]], MemoryJob | None]:
+        results: list[tuple[MemoryJob, JobOutcome]] = []
         records: list[dict[str, Any]] = []
         ledger = tracked.ledger_for(memory)
         for job in jobs:
@@ -541,7 +540,7 @@ class Writer:
                 result = self._run_one(job, memory)
             except OpError as exc:
                 ledger.changes(touched)  # none: the core validates before it changes anything
-                results.append((job, Outcome.failure(exc.code, exc.message)))
+                results.append((job, JobOutcome.failure(exc.code, exc.message)))
                 continue
             except Exception:
                 log.exception(
@@ -550,7 +549,7 @@ class Writer:
                 return results, records, job  # this Memory (and its ledger) is thrown away
             finally:
                 memory.touched = None
-            results.append((job, Outcome.success(result)))
+            results.append((job, JobOutcome.success(result)))
             if texts and not result.get("dry_run"):
                 self._forgotten.setdefault(job.project, []).extend(texts)
             changes = ledger.changes(touched)
@@ -595,7 +594,7 @@ class Writer:
         ):
             message += "; the previous files are intact"
         for job in pending:
-            self._finish(job, Outcome.failure(INTERNAL, message))
+            self._finish(job, JobOutcome.failure(INTERNAL, message))
         # Forget what we thought was on disk and read it again, lock-free.
         tracked.memory, tracked.signature, tracked.hashes = None, None, {}
         with contextlib.suppress(Exception):
@@ -607,8 +606,9 @@ def _forget_texts(memory: Memory, args: Args) -> list[str]:
     ids = args.get("entry_ids")
     match = args.get("match")
     if isinstance(match, str) and match.strip():
-        ids = [e.id for e in memory.matching(match)]
-    if not isinstance(ids, list):
+        wanted = set(forget_ids(memory, None, match))
+    elif isinstance(ids, list):
+        wanted = {i for i in ids if isinstance(i, str)}
+    else:
         return []
-    wanted = {i for i in ids if isinstance(i, str)}
     return [b.text for doc in memory.docs.values() for b in doc.entries() if b.id in wanted]

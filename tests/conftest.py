@@ -42,8 +42,9 @@ def maestro_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def daemon_factory(maestro_home: Path) -> Iterator[DaemonFactory]:
-    """``start(home=None, env=None, config=None, wait=True)`` -> DaemonHandle; all stopped at
-    teardown. ``config`` is TOML text written to ``config.toml`` before the start."""
+    """``start(home=None, env=None, config=None, wait=True, argv_prefix=None, python=None)`` ->
+    DaemonHandle; all stopped at teardown. ``config`` is TOML text written to ``config.toml``
+    before the start; ``python`` runs another interpreter's installed maestrod."""
     started: list[DaemonHandle] = []
 
     def start(
@@ -52,13 +53,14 @@ def daemon_factory(maestro_home: Path) -> Iterator[DaemonFactory]:
         config: str | None = None,
         wait: bool = True,
         argv_prefix: list[str] | None = None,
+        python: str | None = None,
     ) -> DaemonHandle:
         home = home or maestro_home
         paths = daemon_paths.resolve({"MAESTRO_HOME": str(home)})
         if config is not None:
             paths.config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             paths.config_path.write_text(config)
-        proc, stderr_path, full_env = spawn_daemon(home, env, argv_prefix)
+        proc, stderr_path, full_env = spawn_daemon(home, env, argv_prefix, python)
         handle = DaemonHandle(
             home=home, paths=paths, proc=proc, env=full_env, stderr_path=stderr_path
         )

@@ -13,7 +13,8 @@ import argparse
 import sys
 
 INSTALL_HINT = (
-    "maestroctl ui needs the web extra: pip install 'maestro-agent-memory[ui]' (Starlette and uvicorn)"
+    "maestroctl ui needs the web extra: "
+    "pip install 'maestro-agent-memory[ui]' (Starlette and uvicorn)"
 )
 
 

@@ -25,18 +25,17 @@ HOST = "127.0.0.1"
 
 
 def _project(chosen: str | None) -> str:
+    from ..common.layout import project_or_here
     from ..common.ops import resolve_project
 
     if chosen is None:
-        from ..client.commands.base import find_project
-
-        chosen = find_project(os.getcwd())
+        chosen = project_or_here(os.getcwd())
     return str(resolve_project(os.path.abspath(os.path.expanduser(chosen))))
 
 
 def _context_budget() -> int:
     # The budget of the session-start hook: the block shown is the one an agent gets.
-    from ..client.hooks import hook_budget
+    from ..client.integrations.hooks import hook_budget
 
     return hook_budget()
 

@@ -1,10 +1,11 @@
 """What the page shows, read through the same paths as ``maestroctl``; no file writes here.
 
 Every read and every write goes through ``Client``: through the daemon when it runs, else in
-direct mode (the same op handlers, under the same project lock). The only things read without
-the client are read-only files the daemon owns, when it is not running: the registry of
-projects (for the switcher) and the project's journal (for the chart). Review decisions are
-the same ``maintenance`` op ``maestroctl review --apply`` sends.
+direct mode (the same op handlers, under the same project lock). The registry of projects (for
+the switcher) and the project's journal (for the chart) are the ``projects`` and ``log`` ops;
+when no daemon runs, ``Client`` reads the daemon's files with the functions the daemon answers
+those ops with (``direct_when_down=True``, ``common/statefiles.py``). Review decisions are the
+same ``maintenance`` op ``maestroctl review --apply`` sends.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from ..client import Client
-from ..client.errors import DaemonUnavailable, RequestError
+from ..client.errors import MaestroError, RequestError
+from ..common import layout
+from ..common.layout import memory_dir
+from ..common.statefiles import journal_name
 from ..core.context import semantic_band
 from ..core.fsio import signature
 
-MEMORY_FILES = ("semantic.md", "episodic.md", "archive.md")
+MEMORY_FILES = tuple(layout.MEMORY_FILES.values())
 JOURNAL_LIMIT = 1000  # journal records read for the chart: the newest, the log op's maximum
 
 
-class UnknownProject(ValueError):
+class UnknownProject(MaestroError, ValueError):
     """A project the page was not started for and the daemon does not know."""
 
 
@@ -38,17 +42,8 @@ class Source:
 
     # -- projects ------------------------------------------------------------------------------
     def projects(self) -> list[str]:
-        found: list[str] = []
-        if self.client.daemon_running():
-            try:
-                items = self.client.projects().get("projects") or []
-                found = [str(p["path"]) for p in items if isinstance(p, dict) and "path" in p]
-            except DaemonUnavailable:
-                found = []
-        else:
-            from ..daemon.registry import Registry  # read-only: the constructor only loads
-
-            found = sorted(str(p) for p in Registry(self.client.paths.registry_path).projects())
+        items = self.client.projects(direct_when_down=True).get("projects") or []
+        found = [str(p["path"]) for p in items if isinstance(p, dict) and "path" in p]
         ordered = [self.start_project] + [p for p in sorted(found) if p != self.start_project]
         return ordered
 
@@ -157,24 +152,15 @@ class Source:
         return out
 
     def _journal(self, project: str) -> list[dict[str, Any]]:
-        if self.client.daemon_running():
-            try:
-                records = self.client.log(JOURNAL_LIMIT, project=project).get("records")
-                return [r for r in records or [] if isinstance(r, dict)]
-            except (DaemonUnavailable, RequestError):
-                pass  # it stopped, or does not own the project: read the file below
-        from ..common.ops import resolve_project
-        from ..daemon.journal import Journal
-
-        return Journal(self.client.paths.journal_dir).tail(resolve_project(project), JOURNAL_LIMIT)
+        records = self.client.log(JOURNAL_LIMIT, project=project, direct_when_down=True)
+        return [r for r in records.get("records") or [] if isinstance(r, dict)]
 
     def version(self, project: str) -> str:
         """Changes whenever a memory file (or the project's journal) changes: for live updates."""
         from ..common.ops import resolve_project
-        from ..daemon.journal import journal_name
 
         root = resolve_project(project)
-        sig = signature(root / ".maestro" / "memory", MEMORY_FILES)
+        sig = signature(memory_dir(root), MEMORY_FILES)
         try:
             st = os.stat(Path(self.client.paths.journal_dir) / journal_name(root))
             journal: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from maestroctl_runner import CLI, Cli
 
-from maestro_memory.client import Client, _output
-from maestro_memory.client.commands import COMMANDS
+from maestro_memory.client import Client
+from maestro_memory.client.cli import output as _output
+from maestro_memory.client.cli.commands import COMMANDS
 from maestro_memory.common.ops import DirectBackend, dispatch_memory_op
 from maestro_memory.core import MemoryStore
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import errno
 
-from maestro_memory.client import _service
 from maestro_memory.client import errors as client_errors
-from maestro_memory.common import errors
+from maestro_memory.client.integrations import agent_settings, gitmerge
+from maestro_memory.client.integrations import service as _service
+from maestro_memory.common import errors, settings
 from maestro_memory.core import fsio, model
+from maestro_memory.daemon import config
+from maestro_memory.ui import source
 
 LEAVES = (
     model.MemoryError_,
@@ -21,6 +24,11 @@ LEAVES = (
     client_errors.RequestError,
     client_errors.ProtocolError,
     _service.ServiceError,
+    agent_settings.IntegrationError,
+    gitmerge.GitError,
+    settings.SettingsError,
+    config.ConfigError,
+    source.UnknownProject,
 )
 
 

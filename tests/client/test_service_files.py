@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from maestroctl_runner import Cli
 
-from maestro_memory.client import _service as service
+from maestro_memory.client.integrations import service
 
 VENV_MAESTROD = Path(os.path.abspath(sys.executable)).parent / "maestrod"
 

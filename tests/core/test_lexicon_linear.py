@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maestro_memory.core import lexicon
-from maestro_memory.core.contradiction import _parse
 from maestro_memory.core.related import may_relate
+from maestro_memory.core.rule_reading import parse_rule
 
 OLD_DASH = re.compile(r"\s*[\u2013\u2014\u2015]+\s*|\s+--\s+")
 
@@ -50,7 +50,7 @@ def test_judging_a_huge_entry_is_linear(make: Callable[[int], str]) -> None:
     started = time.monotonic()
     judged = lexicon.normalise(text)
     assert len(judged) <= len(text) * 3
-    _parse(text)
+    parse_rule(text)
     assert may_relate("use pnpm", [("s-1", text)]) in ([], [("s-1", text)])
     # A hang guard, not a speed test: the quadratic dash pattern took minutes at this size
     # (26 s at 20,000 spaces, four times that per doubling).

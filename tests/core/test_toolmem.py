@@ -139,7 +139,6 @@ def test_a_fact_we_injected_that_a_tool_saves_again_does_not_reinforce_itself() 
     assert ours is not None
     shown = m.build_context(session_id="s1")  # injected into a session
     m.reinforce_referenced(shown.relevant, "s1")
-    m.mark_shown("s1", shown.included)
     before = {e.id: (e.confidence, e.origin) for e in m.semantic_entries()}
     notes = [  # the tool's model kept what we gave it, in two files, and another tool too
         claude_note("project_staging.md", fact_file("Staging resets every Monday."), "1"),

@@ -220,9 +220,13 @@ class DaemonHandle:
 
 
 def spawn_daemon(
-    home: Path, env: Mapping[str, str] | None = None, argv_prefix: list[str] | None = None
+    home: Path,
+    env: Mapping[str, str] | None = None,
+    argv_prefix: list[str] | None = None,
+    python: str | None = None,
 ) -> tuple[subprocess.Popen[bytes], Path, dict[str, str]]:
-    """Start ``maestrod`` for ``home`` without waiting for it."""
+    """Start ``maestrod`` for ``home`` without waiting for it (``python``: another
+    interpreter's installed copy, e.g. the wheel's in the e2e tests)."""
     full_env = dict(os.environ)
     full_env["MAESTRO_HOME"] = str(home)
     full_env.pop("NOTIFY_SOCKET", None)
@@ -236,7 +240,7 @@ def spawn_daemon(
     stderr_path = Path(name)
     with open(stderr_path, "wb") as err:
         proc = subprocess.Popen(
-            [*(argv_prefix or []), sys.executable, "-m", "maestro_memory.daemon"],
+            [*(argv_prefix or []), python or sys.executable, "-m", "maestro_memory.daemon"],
             env=full_env,
             stdin=subprocess.DEVNULL,
             stdout=err,

@@ -19,7 +19,7 @@ from maestro_memory.core import MemoryStore, fsio
 from maestro_memory.core.memory import Memory, Settings
 from maestro_memory.daemon.cache import ReadCache
 from maestro_memory.daemon.journal import Journal
-from maestro_memory.daemon.writer import DRAINED, MemoryJob, Outcome, Writer
+from maestro_memory.daemon.writer import DRAINED, JobOutcome, MemoryJob, Writer
 
 
 class Harness:
@@ -44,7 +44,7 @@ class Harness:
             {"fact": fact, "category": "project_context", "confidence": 0.9},
         )
 
-    def run(self, jobs: list[MemoryJob]) -> list[Outcome]:
+    def run(self, jobs: list[MemoryJob]) -> list[JobOutcome]:
         futures = [self.writer.submit_future(job) for job in jobs]
         self.writer.start()
         return [f.result(timeout=20) for f in futures]

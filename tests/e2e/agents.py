@@ -95,8 +95,24 @@ def _maestro_home() -> str:
     return os.environ.get("MAESTRO_HOME", "")
 
 
+INSTALLED_VENV_ENV = "MAESTRO_INSTALLED_VENV"
+
+
+def installed_python() -> str | None:
+    """The interpreter of the copy CI installed from the wheel (``$MAESTRO_INSTALLED_VENV``,
+    see tests/packaging), or None when the tests run against this checkout."""
+    venv = os.environ.get(INSTALLED_VENV_ENV)
+    return str(Path(venv) / "bin" / "python") if venv else None
+
+
 def maestroctl() -> str:
-    """The ``maestroctl`` of the Python running the tests (what the hooks must call)."""
+    """The ``maestroctl`` the agent CLIs' hooks and MCP server call: the installed copy's when CI
+    installed the wheel (as on a user's machine), else the one of the Python running the tests."""
+    python = installed_python()
+    if python:
+        installed = Path(python).parent / "maestroctl"
+        assert installed.exists(), f"${INSTALLED_VENV_ENV} has no bin/maestroctl: {installed}"
+        return str(installed)
     beside = Path(sys.executable).parent / "maestroctl"
     found = str(beside) if beside.exists() else shutil.which("maestroctl")
     assert found, "maestroctl is not installed beside this Python nor on PATH"
@@ -129,7 +145,7 @@ class Run:
 
     def hook_log(self) -> str:
         """Why a run may lack memory: the hooks' own log (fail-open hooks are silent)."""
-        from maestro_memory.client.hooks import log_path
+        from maestro_memory.client.integrations.hooks import log_path
 
         try:
             return log_path().read_text(errors="replace")[-3000:]

@@ -1,7 +1,8 @@
 """Fixtures of the end-to-end tests: real agent CLIs, a real daemon, stand-in model APIs.
 
 * ``maestro_project`` -- a temporary git project with ``.maestro/`` created by ``maestroctl
-  init`` and registered with the test's daemon (``daemon`` from tests/conftest.py).
+  init`` and registered with the test's daemon (``daemon``: the installed copy's maestrod when
+  ``$MAESTRO_INSTALLED_VENV`` names one, as CI does, else this checkout's).
 * ``fake_anthropic`` / ``fake_openai`` / ``fake_gemini`` -- the stand-ins, recording every
   request (also to ``<tmp>/<name>-requests.jsonl`` for a look after a failure).
 * ``claude`` / ``codex`` / ``gemini`` -- an ``Agent`` for that CLI with its own temporary HOME
@@ -17,12 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from maestrod_testkit import DaemonFactory, DaemonHandle
 
 from .agents import (
     ClaudeAgent,
     CodexAgent,
     GeminiAgent,
     find_cli,
+    installed_python,
     maestroctl,
 )
 from .fake_anthropic import FakeAnthropic
@@ -59,6 +62,13 @@ def run_maestroctl(*args: str, cwd: Path | None = None) -> subprocess.CompletedP
     )
     assert done.returncode == 0, f"maestroctl {' '.join(args)}: {done.stdout}{done.stderr}"
     return done
+
+
+@pytest.fixture
+def daemon(daemon_factory: DaemonFactory) -> DaemonHandle:
+    """The test's maestrod: the installed copy's when CI installed the wheel (the CLIs' hooks
+    then talk to the daemon a user would run), else this checkout's."""
+    return daemon_factory(python=installed_python())
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from maestro_memory.client.claude_settings import CLAUDE_HOOKS, hook_command
+from maestro_memory.client.integrations.claude_settings import CLAUDE_HOOKS, hook_command
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugins" / "maestro-memory"

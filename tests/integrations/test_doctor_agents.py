@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from maestro_memory.client._agent_checks import hook_log_failures
+from maestro_memory.client.integrations.agent_checks import hook_log_failures
 
 from .support import run_cli
 

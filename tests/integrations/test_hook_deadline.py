@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from maestro_memory.client import hooks
+from maestro_memory.client.integrations import hooks
 
 DEFAULTS = (hooks.DEADLINE, hooks.HARD_DEADLINE, hooks.DAEMON_TIMEOUT)
 

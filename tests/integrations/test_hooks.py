@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import zmq
 
-from maestro_memory.client.hooks import DEADLINE_ENV
+from maestro_memory.client.integrations.hooks import DEADLINE_ENV
 from maestro_memory.common import paths as daemon_paths
 from maestro_memory.core import MemoryStore, Settings
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from maestro_memory.client.claude_settings import CLAUDE_HOOKS, is_our_hook
+from maestro_memory.client.integrations.claude_settings import CLAUDE_HOOKS, is_our_hook
 
 from .support import run_cli
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from maestro_memory.client.codex_settings import hook_hash
+from maestro_memory.client.integrations.codex_settings import hook_hash
 from maestro_memory.core import MemoryStore, Settings
 
 from .support import run_cli as _run_cli

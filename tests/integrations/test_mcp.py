@@ -18,7 +18,7 @@ from mcp import Client as McpClient
 from mcp import StdioServerParameters
 
 from maestro_memory.client import Client
-from maestro_memory.client.mcp_server import build_server
+from maestro_memory.client.integrations.mcp_server import build_server
 from maestro_memory.core import MemoryStore
 
 from .support import maestroctl_cmd

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from maestro_memory.client.gitmerge import git_merge_file
+from maestro_memory.client.integrations.gitmerge import git_merge_file
 from maestro_memory.core.markdown import parse
 from maestro_memory.core.merge import MergeResult, detect_kind, merge
 

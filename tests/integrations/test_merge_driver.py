@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Callable
 from pathlib import Path
 
-from maestro_memory.client.gitmerge import ATTRIBUTE_LINE, git_setup_missing
+from maestro_memory.client.integrations.gitmerge import ATTRIBUTE_LINE, git_setup_missing
 from maestro_memory.core import MemoryStore, Settings
 from maestro_memory.core.contradiction import same_rule
 from maestro_memory.core.markdown import parse

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from maestro_memory.client.claude_settings import CLAUDE_HOOKS, hook_event
+from maestro_memory.client.integrations.claude_settings import CLAUDE_HOOKS, hook_event
 
 from .support import run_cli
 from .test_integrate import integrate, ours_in

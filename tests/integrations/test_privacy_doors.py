@@ -135,7 +135,7 @@ def test_mcp_tools(maestro_home: Path, project: Path) -> None:
     from mcp import Client as McpClient
 
     from maestro_memory.client import Client
-    from maestro_memory.client.mcp_server import build_server
+    from maestro_memory.client.integrations.mcp_server import build_server
 
     async def main() -> None:
         with Client(project) as memory:
@@ -198,7 +198,7 @@ def test_claude_code_hooks(
 def test_the_hook_log_is_screened(maestro_home: Path) -> None:
     """No hook path quotes its input in the log today; the log line is screened regardless,
     so a future message that does cannot leak (tested in-process: the function itself)."""
-    from maestro_memory.client import hooks
+    from maestro_memory.client.integrations import hooks
 
     hooks.log_reason("user-prompt", f"daemon said: unknown category '{AWS}'")
     text = hooks.log_path().read_text()

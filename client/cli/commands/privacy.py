@@ -1,0 +1,129 @@
+"""``maestroctl forget`` and the doctor's secret scan (issue 11)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ...errors import MaestroError
+from .. import output as out
+from .base import Context, Outcome, UsageProblem, command, memory_outcome
+
+GIT_HISTORY_HELP = (
+    "if the files were committed, the value is still in git history: rewrite it with "
+    "'git filter-repo' (see GitHub's guide 'Removing sensitive data from a repository'), "
+    "and rotate the secret"
+)
+
+
+class ForgetRefused(MaestroError):
+    code = "rejected"
+
+
+def _forget_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("entry_ids", nargs="*", metavar="ENTRY_ID", help="ids to forget")
+    p.add_argument(
+        "--match", metavar="TEXT", help="forget every entry whose text contains TEXT (any case)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would go, change nothing")
+    p.add_argument(
+        "--yes", "-y", action="store_true", help="no confirmation when --match finds several"
+    )
+
+
+def _listing(report: dict[str, Any]) -> str:
+    rows = [[e.get("id"), e.get("sector"), e.get("text")] for e in report.get("forgotten") or []]
+    return out.table(["ID", "SECTOR", "TEXT"], rows)
+
+
+def _confirmed(ctx: Context, preview: dict[str, Any], count: int) -> bool:
+    """Ask a person at a terminal; anything else (a script, --json) must pass --yes."""
+    if ctx.json or not sys.stdin.isatty():
+        return False
+    print(_listing(preview), file=sys.stderr)
+    try:
+        answer = input(f"Forget these {count} entries for good? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+@command(
+    "forget",
+    "remove entries and every copy of their text (ids, or --match TEXT)",
+    _forget_args,
+    description="Remove entries by id, or every entry whose text contains --match TEXT, from "
+    "semantic.md, episodic.md and archive.md, and their text from every Maintenance Log line "
+    "and the daemon's journal. The log keeps one line with the id and the date. Git history "
+    "is not rewritten: see 'maestroctl doctor'.",
+)
+def cmd_forget(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    if bool(ns.entry_ids) == (ns.match is not None):
+        raise UsageProblem("give entry ids or --match TEXT (not both)")
+    client = ctx.client()
+    if ns.entry_ids:
+        report = client.forget(ns.entry_ids, dry_run=ns.dry_run)
+    else:
+        preview = client.forget(match=ns.match, dry_run=True)
+        found = preview.get("forgotten") or []
+        if ns.dry_run:
+            report = preview
+        else:
+            if len(found) > 1 and not ns.yes and not _confirmed(ctx, preview, len(found)):
+                raise ForgetRefused(
+                    f"--match {ns.match!r} finds {len(found)} entries; nothing forgotten. "
+                    "Check the list and re-run with --yes, or forget by id"
+                )
+            # Exactly the entries that were shown (and confirmed) go.
+            report = client.forget([str(e.get("id")) for e in found])
+    entries = report.get("forgotten") or []
+    if report.get("dry_run"):
+        text = f"Would forget {out.plural(len(entries), 'entry', 'entries')}:\n{_listing(report)}"
+    else:
+        text = (
+            f"Forgot {out.plural(len(entries), 'entry', 'entries')}: "
+            f"{', '.join(str(e.get('id')) for e in entries)}. "
+            f"The git history of the memory files is not rewritten; see 'maestroctl doctor'."
+        )
+    return memory_outcome(ctx, report, text)
+
+
+# -- doctor ------------------------------------------------------------------------------------
+def scan_memory_files(project: str) -> list[dict[str, Any]]:
+    """Secrets already in the memory files (written before the screen, or by hand): where
+    they are and of which kind, never their value."""
+    from ....core.memory import FILES
+    from ....core.secrets import find_secrets
+    from ....core.store import MemoryStore
+
+    store = MemoryStore(project)
+    memory = store.read()
+    found: list[dict[str, Any]] = []
+    ids_with_secrets: set[str] = set()
+    texts_with_secrets: set[str] = set()
+    for kind, doc in memory.docs.items():
+        for b in doc.entries():
+            text = "\n".join([b.text, *b.body])
+            kinds = sorted({f.kind for f in find_secrets(text)})
+            if kinds:
+                ids_with_secrets.add(b.id)
+                texts_with_secrets.add(b.text)
+                found.append({"file": FILES[kind], "entry_id": b.id, "kinds": kinds})
+    for name in FILES.values():
+        path = os.path.join(store.memory_dir, name)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as src:
+                lines = src.read().splitlines()
+        except FileNotFoundError:
+            continue
+        for number, line in enumerate(lines, 1):
+            if any(f"mm:id={i}" in line for i in ids_with_secrets) or any(
+                t in line for t in texts_with_secrets
+            ):
+                continue  # reported above, by entry id
+            kinds = sorted({f.kind for f in find_secrets(line)})
+            if kinds:
+                found.append({"file": name, "line": number, "kinds": kinds})
+    return found

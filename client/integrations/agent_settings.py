@@ -1,0 +1,264 @@
+"""What every tool's ``integrate`` shares (Claude Code, Codex, Gemini): the one hook command,
+our hook groups in a Claude-Code-shaped ``hooks`` object, JSON files read and written in their
+own indent, and the report of one run (what changed, what the person still has to do).
+
+``hook_command`` is the one place the command string is made, for every tool: a file that may
+be committed (project scope) names no path of this machine and calls ``maestroctl`` from PATH
+(``command -v maestroctl >/dev/null 2>&1 && maestroctl hook <tool> <event> || true``); a file
+of this machine (local/user scope) names this ``maestroctl`` by its absolute path, guarded by
+``test -x``. Either way the command exits 0 when maestroctl is missing, so a teammate without it
+sees nothing. The tools run it with ``/bin/sh -c`` (dash on Debian), so it is plain POSIX sh.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...common.errors import MaestroError
+
+PROGRAM = "maestroctl"
+# (tool's event name, our hook event, timeout in the tool's unit)
+HookSpec = tuple[str, str, int]
+
+
+class IntegrationError(MaestroError):
+    """A settings file cannot be edited safely (unreadable, not the expected shape)."""
+
+
+def maestroctl_path() -> str:
+    from .gitmerge import maestroctl_program
+
+    return maestroctl_program()
+
+
+def hook_command(tool: str, event: str, portable: bool = True, program: str | None = None) -> str:
+    """The command ``tool`` runs for our ``event``; always exits 0 (see the module doc).
+
+    ``program`` (already shell-quoted) replaces the absolute path in the non-portable form."""
+    if portable and program is None:
+        return f"command -v {PROGRAM} >/dev/null 2>&1 && {PROGRAM} hook {tool} {event} || true"
+    if program is None:
+        prog = shlex.quote(maestroctl_path())
+        return f"test -x {prog} && {prog} hook {tool} {event} || true"
+    return f"{program} hook {tool} {event} || true"
+
+
+def _ours_pattern(tool: str) -> re.Pattern[str]:
+    # Ours: `<…maestroctl> hook <tool> <event>`, bare (older versions) or in the fail-open
+    # wrapper; a hand-wired `hook claude` line in another tool's file is ours to replace too.
+    return re.compile(
+        r"""(?:^|[\s/'"])(?:maestroctl|maestro_memory\.client\.cli\w*)['"]?"""
+        rf"""\s+hook\s+(?:{re.escape(tool)}|claude)\s+"""
+        r"""(session-start|user-prompt|session-end|stop)\s*(?:\|\|\s*true\s*)?$"""
+    )
+
+
+def our_event(hook: object, tool: str) -> str | None:
+    """Our event when ``hook`` is one of our hooks for ``tool``, else None."""
+    if isinstance(hook, dict) and hook.get("type") == "command":
+        command = hook.get("command")
+        if isinstance(command, str):
+            found = _ours_pattern(tool).search(command)
+            if found:
+                return found.group(1)
+    return None
+
+
+def add_hooks(
+    settings: dict[str, Any],
+    tool: str,
+    specs: tuple[HookSpec, ...],
+    *,
+    portable: bool,
+    program: str | None = None,
+) -> None:
+    """Our hooks into ``settings["hooks"]``, once each (an older one of ours -- a moved
+    maestroctl, a bare path -- is rewritten in place); everything else untouched."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise IntegrationError("'hooks' is not an object")
+    for tool_event, event, timeout in specs:
+        wanted = {
+            "type": "command",
+            "command": hook_command(tool, event, portable, program),
+            "timeout": timeout,
+        }
+        groups = hooks.setdefault(tool_event, [])
+        if not isinstance(groups, list):
+            raise IntegrationError(f"'hooks.{tool_event}' is not a list")
+        found = False
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                continue
+            for i, hook in enumerate(group["hooks"]):
+                if our_event(hook, tool) == event:
+                    if not found and hook != wanted:
+                        group["hooks"][i] = {**hook, **wanted}
+                    found = True
+        if not found:
+            groups.append({"hooks": [wanted]})
+
+
+def remove_hooks(settings: dict[str, Any], tool: str) -> bool:
+    """Our hooks out of ``settings`` (groups and events that held only ours go too); whether
+    there were any."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return False
+    removed = False
+    for tool_event in list(hooks):
+        groups = hooks[tool_event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        touched = False
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                rest = [h for h in group["hooks"] if our_event(h, tool) is None]
+                if len(rest) != len(group["hooks"]):
+                    touched = True
+                    if not rest:
+                        continue
+                    group = {**group, "hooks": rest}
+            kept.append(group)
+        if touched:
+            removed = True
+            if kept:
+                hooks[tool_event] = kept
+            else:
+                del hooks[tool_event]
+    if removed and not hooks:
+        del settings["hooks"]
+    return removed
+
+
+# -- files ---------------------------------------------------------------------------------------
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IntegrationError(f"cannot read {path}: {exc}") from exc
+
+
+def load_json(path: Path, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise IntegrationError(
+            f"{path} is not valid JSON ({exc}); fix it first, nothing was changed"
+        ) from exc
+    if not isinstance(data, dict):
+        raise IntegrationError(f"{path} does not hold a JSON object; nothing was changed")
+    return data
+
+
+def write_text(path: Path, text: str) -> None:
+    """``text`` into ``path`` atomically (the folder is made if missing)."""
+    from ...core import fsio
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fsio.write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise IntegrationError(f"cannot write {path}: {exc}") from exc
+
+
+def _indent_of(text: str) -> str | int:
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            lead = line[: len(line) - len(stripped)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return 2
+
+
+def dump_json(data: dict[str, Any], like: str | None) -> str:
+    indent = _indent_of(like) if like else 2
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return text + "\n" if like is None or like.endswith("\n") else text
+
+
+@dataclass
+class FileChange:
+    path: Path
+    before: str | None  # None: the file does not exist
+    after: str | None  # None: delete it
+
+    @property
+    def action(self) -> str:
+        if self.before == self.after:
+            return "unchanged"
+        if self.after is None:
+            return "delete"
+        return "create" if self.before is None else "update"
+
+
+@dataclass
+class Report:
+    """One ``integrate`` run: the files, what is still to do, and notes."""
+
+    agent: str
+    scope: str
+    trust: bool
+    remove: bool
+    dry_run: bool
+    changes: list[FileChange] = field(default_factory=list)
+    todo: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def apply(self) -> None:
+        if self.dry_run:
+            return
+        for change in self.changes:
+            if change.action == "unchanged":
+                continue
+            if change.after is not None:
+                write_text(change.path, change.after)
+                continue
+            try:
+                change.path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise IntegrationError(f"cannot delete {change.path}: {exc}") from exc
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "scope": self.scope,
+            "trust": self.trust,
+            "remove": self.remove,
+            "dry_run": self.dry_run,
+            "files": [{"path": str(c.path), "action": c.action} for c in self.changes],
+            "todo": list(self.todo),
+            "notes": list(self.notes),
+            "report": self.text(),
+        }
+
+    def text(self) -> str:
+        lines = []
+        verb = {"create": "create", "update": "update", "delete": "delete"}
+        for c in self.changes:
+            if c.action == "unchanged":
+                lines.append(f"{c.path}: already up to date, nothing to change")
+            elif self.dry_run:
+                lines.append(f"would {verb[c.action]} {c.path}" + (":" if c.after else ""))
+                if c.after:
+                    lines.append(c.after.rstrip("\n"))
+            else:
+                lines.append(
+                    f"{c.action}d {c.path}" if c.action != "update" else f"updated {c.path}"
+                )
+        lines += [f"note: {n}" for n in self.notes]
+        if self.todo:
+            lines.append("")
+            lines.append("Still to do (your decision; nothing runs until then):")
+            lines += [f"  {t}" for t in self.todo]
+        return "\n".join(lines)

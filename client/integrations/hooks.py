@@ -1,0 +1,522 @@
+"""Agent hooks: ``maestroctl hook <tool> <event>`` for Claude Code, Codex CLI and Gemini CLI.
+
+The three tools send the same JSON shape on stdin (``session_id``, ``cwd``, ``prompt`` …) and
+read the same ``hookSpecificOutput`` back; only their event names differ. The events here are
+ours, the same for every tool; each tool's settings module maps its own events onto them
+(``claude_settings``, ``codex_settings``, ``gemini_settings``): Claude Code and Codex
+``SessionStart``/``UserPromptSubmit``/``SessionEnd``, Gemini ``SessionStart``/``BeforeAgent``/
+``SessionEnd``. ``<tool>`` names who acted: it is in every ``hooks.log`` line, the output's
+``hookEventName`` is the tool's own, the handlers see it as ``_Run.tool``, and the session
+id of a Codex or Gemini session is prefixed with it (``codex:<id>``, ``gemini:<id>``), so the
+session ledger, the journal and every episodic entry of that session (its ``[session]``, shown
+by ``entries``) say which tool it was. Claude Code's ids stay bare, as they always were.
+
+A hook reads the tool's JSON from stdin and answers on stdout:
+
+* ``session-start`` (SessionStart, every ``source``, ``compact`` included): ``initialize`` for
+  the hook's session; when no daemon answered (a daemon imports on its watcher's events), the
+  agent tools' own memories changed since the last import are imported, the project lock
+  waited for only within the time budget; then ``build_context`` for it; prints
+  ``hookSpecificOutput`` with the context block as ``additionalContext`` (the core's block is
+  already fenced and labelled as reference data).
+* ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
+  the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
+  task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
+  ``PROMPT_MAX_TOKENS``), injected as ``additionalContext``; those count as referenced. Both
+  builds pass ``for_tool``: the facts imported from this tool's own memory are left out (it
+  loads them itself; issue 20).
+* ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
+  ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
+  none when the session had no prompt — then the project's maintenance.
+* ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
+  must not run maintenance (accepted so that an older settings file stays harmless).
+
+The project is the nearest ``.maestro/`` at or above ``$CLAUDE_PROJECT_DIR`` (where Claude Code
+was started), else above the hook's ``cwd`` (which follows the agent's ``cd``).
+
+Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
+above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
+goes to ``<log dir>/hooks.log``. The daemon gets a short timeout; after it, calls that may be
+repeated safely run in direct mode instead. A watchdog ends the hook before ``DEADLINE``
+whatever it is waiting for, and nothing longer than the token budget is ever printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+from ...common.agents import AGENTS
+from ...common.layout import find_project
+from ..errors import MaestroError
+
+if TYPE_CHECKING:
+    from .._client import Client
+
+R = TypeVar("R")
+EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
+TOOLS: tuple[str, ...] = tuple(sorted(AGENTS))  # the agents, in hook/integrate order
+HOOK_EVENT_NAMES: dict[str, str] = {
+    "session-start": "SessionStart",
+    "user-prompt": "UserPromptSubmit",
+    "session-end": "SessionEnd",
+    "stop": "Stop",
+}
+# Each tool's own name for our events (what its hookSpecificOutput.hookEventName must say).
+TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
+    "claude": HOOK_EVENT_NAMES,
+    "codex": HOOK_EVENT_NAMES,
+    "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
+}
+DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
+DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
+HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
+# Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
+# has no reason to, Claude Code's own hook timeout being the outer bound.
+DEADLINE_ENV = "MAESTRO_HOOK_DEADLINE"
+
+
+def time_limits(
+    env: dict[str, str] | os._Environ[str] | None = None,
+) -> tuple[float, float, float]:
+    """(deadline, hard deadline, daemon timeout) in seconds: the defaults, or scaled to
+    ``MAESTRO_HOOK_DEADLINE`` when that is a positive number of seconds below an hour."""
+    raw = (os.environ if env is None else env).get(DEADLINE_ENV, "").strip()
+    try:
+        deadline = float(raw) if raw else DEADLINE
+    except ValueError:
+        deadline = DEADLINE
+    if not 0 < deadline < 3600:  # nan and inf fail this too
+        deadline = DEADLINE
+    scale = deadline / DEADLINE
+    return deadline, HARD_DEADLINE * scale, DAEMON_TIMEOUT * scale
+
+
+def _scaled(seconds: float) -> float:
+    """A step's time budget inside the hook, stretched like the deadline it lives under."""
+    return seconds * time_limits()[0] / DEADLINE
+
+
+MAX_STDIN = 1 << 20
+DEFAULT_MAX_TOKENS = 500
+MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
+REMEMBERED_LIMIT = 200
+PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
+PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
+LOG_NAME = "hooks.log"
+LOG_ROTATE_BYTES = 1 << 20
+
+
+class _Skip(Exception):
+    """Nothing to do, for a reason worth logging (no project, bad input …)."""
+
+
+class _Deadline(BaseException):
+    """The watchdog fired: stop whatever is running (a BaseException, so nothing swallows it)."""
+
+
+def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
+    """The token budget of a hook's output: ``MAESTRO_HOOK_MAX_TOKENS`` or 500."""
+    raw = (os.environ if env is None else env).get(MAX_TOKENS_ENV, "").strip()
+    if raw.isdigit():
+        return int(raw)
+    return DEFAULT_MAX_TOKENS
+
+
+def _reply_context(result: Mapping[str, object], budget: int) -> str:
+    """The context block of a ``build_context`` reply, or "" when there is none.
+
+    Its size is the reply's ``tokens``, which the core counted (``core.text.estimate_tokens``)
+    in the daemon or in direct mode alike: the hook checks it against ``budget`` without loading
+    the core to count again. A block over the budget, or a reply without a count, is refused.
+    """
+    context = result.get("context")
+    if not isinstance(context, str) or not context:
+        return ""
+    tokens = result.get("tokens")
+    if isinstance(tokens, bool) or not isinstance(tokens, int):
+        raise _Skip(f"the context reply has no token count ({tokens!r}); not shown")
+    if tokens > budget:
+        raise _Skip(f"context of {tokens} tokens exceeds the budget {budget}")
+    return context
+
+
+# -------------------------------------------------------------------------------------------
+# Logging (never raises)
+# -------------------------------------------------------------------------------------------
+
+
+def log_path() -> Path:
+    from ...common import paths
+
+    return paths.resolve().log_dir / LOG_NAME
+
+
+def log_reason(event: str, reason: str, *, screen: bool = True, tool: str = "claude") -> None:
+    """Append one line to the hook log. ``reason`` passes the privacy screen first (it may
+    quote what a daemon or a payload said); ``screen=False`` is for this module's own fixed
+    messages on the deadline paths, which must not wait for the screen to load."""
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            if path.stat().st_size > LOG_ROTATE_BYTES:
+                os.replace(path, path.with_name(LOG_NAME + ".1"))
+        except FileNotFoundError:
+            pass
+        if screen:
+            from ...core.secrets import redact  # loads only when a hook has something to log
+
+            reason = redact(reason)
+        import datetime as dt  # only when there is something to log
+
+        stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
+        line = " ".join(f"{stamp} pid={os.getpid()} {tool} {event}: {reason}".split())
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # logging must never make a hook fail
+        pass
+
+
+# -------------------------------------------------------------------------------------------
+# The watchdog
+# -------------------------------------------------------------------------------------------
+
+
+class _Watchdog:
+    """SIGALRM at the deadline (interrupts any blocking wait), ``os._exit(0)`` as a backstop."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.started = run.started
+        self.deadline, self.hard_deadline, _ = time_limits()
+        self._done = threading.Event()
+        self._armed = False
+        self._previous: Any = signal.SIG_DFL
+
+    def _alarm(self, signum: int, frame: types.FrameType | None) -> None:
+        raise _Deadline
+
+    def _backstop(self) -> None:
+        remaining = self.hard_deadline - (time.monotonic() - self.started)
+        if not self._done.wait(max(0.0, remaining)):
+            self.run.log(f"still running after {self.hard_deadline:g} s; exited", screen=False)
+            os._exit(0)
+
+    def __enter__(self) -> _Watchdog:
+        threading.Thread(target=self._backstop, name="hook-backstop", daemon=True).start()
+        remaining = self.deadline - (time.monotonic() - self.started)
+        try:
+            self._previous = signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, max(0.01, remaining))
+            self._armed = True
+        except (ValueError, OSError, AttributeError):  # not the main thread, or no SIGALRM
+            pass
+        return self
+
+    def disarm(self) -> None:
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+            self._armed = False
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.disarm()
+        self._done.set()
+
+
+# -------------------------------------------------------------------------------------------
+# The hooks
+# -------------------------------------------------------------------------------------------
+
+
+class _Run:
+    """This hook process's one run: the tool it serves, the event, when it started."""
+
+    __slots__ = ("event", "started", "tool")
+
+    def __init__(self, tool: str, event: str, started: float) -> None:
+        self.tool = tool  # who acted: "claude" | "codex" | "gemini"
+        self.event = event
+        self.started = started  # time.monotonic() at the start: the deadlines count from it
+
+    def log(self, reason: str, *, screen: bool = True) -> None:
+        log_reason(self.event, reason, screen=screen, tool=self.tool)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+class _HookClient:
+    """The ``Client`` of one hook run: the daemon with a short timeout, then direct mode."""
+
+    def __init__(self, run: _Run, project: Path) -> None:
+        from .._client import Client
+
+        self.run = run
+        self.project = project
+        self.event = run.event
+        self.tool = run.tool
+        # A daemon timeout falls back to the files for the ops safe to repeat: Client's policy.
+        self.client = Client(
+            project,
+            timeout=time_limits()[2],
+            retries=0,
+            fallback_after_timeout=True,
+            on_fallback=run.log,
+        )
+
+    def call(self, op: Callable[[Client], R]) -> R:
+        """Run ``op(client)`` (after a daemon timeout, in direct mode when the op may be
+        repeated: ``Client(fallback_after_timeout=True)``)."""
+        return op(self.client)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _read_input(stdin: IO[bytes]) -> dict[str, Any]:
+    if stdin.isatty():
+        raise _Skip("stdin is a terminal, not hook JSON")
+    raw = stdin.read(MAX_STDIN + 1)
+    if len(raw) > MAX_STDIN:
+        raise _Skip(f"hook input is larger than {MAX_STDIN} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _Skip(f"hook input is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise _Skip(f"hook input is a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _hook_output(tool: str, event: str, context: str) -> str:
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": TOOL_EVENT_NAMES[tool][event],
+                "additionalContext": context,
+            }
+        },
+        ensure_ascii=False,
+    )
+
+
+IMPORT_RESERVE = 0.35  # seconds of the deadline a direct-mode import leaves for the context
+
+
+def _import_tool_memories(memory: _HookClient) -> None:
+    """Take in what the agent tools saved in their own memories since the last import, when
+    no daemon serves the project: a daemon imports on its watcher's events, so after a call
+    it answered there is nothing to do here. Without it: a stat of each file against the
+    ledger first (no transaction when nothing changed), then one direct transaction that
+    waits for the project lock only until the hook's deadline less ``IMPORT_RESERVE`` (kept
+    for the context); a lock held past that skips the import (logged; the next session start,
+    ``maestroctl import`` or the daemon takes it in). The context never waits for it."""
+    if memory.client.last_via == "daemon":
+        return
+    from ...common import toolsources
+    from .._client import Client
+
+    try:
+        config = toolsources.import_config()
+    except ValueError as exc:
+        memory.run.log(f"tool memories not imported: {exc}")
+        return
+    locations = toolsources.locate(memory.project, Path.home(), config)
+    if not toolsources.needs_import(memory.project, locations, list(AGENTS)):
+        return
+    until = memory.run.started + time_limits()[0] - _scaled(IMPORT_RESERVE)
+    if time.monotonic() >= until:
+        memory.run.log("no time left to import the tool memories; skipped")
+        return
+    try:
+        with Client(memory.project, direct=True, lock_deadline=until) as client:
+            client.import_tool_memories()
+    except MaestroError as exc:  # the context matters more than the import
+        memory.run.log(f"tool memories not imported: {exc}")
+
+
+def _session_start(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
+    session_id = _text(data, "session_id")
+    if session_id is None:
+        # Without an id every start would count as a new session and decay the memory again.
+        memory.run.log("no session_id in the hook input; decay not applied")
+    else:
+        memory.call(lambda c: c.initialize(session_id))
+    _import_tool_memories(memory)
+    result = memory.call(
+        lambda c: c.build_context(max_tokens=budget, session_id=session_id, for_tool=memory.tool)
+    )
+    context = _reply_context(result, budget)
+    return _hook_output(memory.tool, "session-start", context) if context else ""
+
+
+def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
+    prompt = _text(data, "prompt")
+    if prompt is None:
+        return ""
+    # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
+    # core strips it from both the detection and the task (core/injected.py), for every door.
+    # Not repeated in direct mode after a timeout: the daemon may still apply it.
+    result = memory.call(lambda c: c.detect_signals(prompt))
+    facts = [
+        " ".join(str(s.get("fact", "")).split())
+        for s in result.get("signals", [])
+        if isinstance(s, dict) and s.get("action") in ("added", "replaced")
+    ]
+    facts = [f for f in facts if f]
+    out: dict[str, Any] = {}
+    if facts:  # shown to the person, so capture is never silent
+        line = "Remembered: " + "; ".join(facts)
+        if len(line) > REMEMBERED_LIMIT:
+            line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+        out["systemMessage"] = line
+    session_id = _text(data, "session_id")
+    if session_id is not None and memory.run.elapsed() > _scaled(PROMPT_BUILD_UNTIL):
+        memory.run.log("no time left for the prompt's context; only capture reported")
+    elif session_id is not None:
+        # The prompt is the task: what memory holds about it that this session has not seen.
+        limit = min(budget, PROMPT_MAX_TOKENS)
+        built = memory.call(
+            lambda c: c.build_context(
+                task=prompt,
+                max_tokens=limit,
+                session_id=session_id,
+                unseen_only=True,
+                for_tool=memory.tool,  # it loads its own memory itself
+            )
+        )
+        try:
+            context = _reply_context(built, limit)
+        except _Skip as exc:  # the capture above still stands: report it, skip the block
+            memory.run.log(str(exc))
+            context = ""
+        if context:
+            out["hookSpecificOutput"] = {
+                "hookEventName": TOOL_EVENT_NAMES[memory.tool]["user-prompt"],
+                "additionalContext": context,
+            }
+    return json.dumps(out, ensure_ascii=False) if out else ""
+
+
+TRANSCRIPT_BUDGET = 0.5  # seconds after the hook starts: stop reading the transcript
+
+
+def _session_note(memory: _HookClient, data: dict[str, Any]) -> None:
+    """Distil the transcript into the session's episodic note (core.digest), if it had a
+    prompt. A missing or unreadable transcript is no error: no note."""
+    session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
+    if session_id is None or path is None:
+        return
+    from ...core.digest import distil
+
+    def late() -> bool:
+        return memory.run.elapsed() > _scaled(TRANSCRIPT_BUDGET)
+
+    try:
+        with open(path, "rb") as lines:
+            note = distil(lines, str(memory.project), should_stop=late).note()
+    except OSError as exc:
+        memory.run.log(f"no session note: cannot read the transcript ({exc})")
+        return
+    if note is not None:
+        memory.call(lambda c: c.save_session_note(note, session_id))
+
+
+def _session_end(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
+    _session_note(memory, data)
+    # Not redone in direct mode after a timeout (the op table: maintenance is not repeatable);
+    # the daemon that timed out still runs it, and the nightly job does it anyway.
+    memory.call(lambda c: c.maintenance())
+    return ""
+
+
+_HANDLERS: dict[str, Callable[[_HookClient, dict[str, Any], int], str]] = {
+    "session-start": _session_start,
+    "user-prompt": _user_prompt,
+    "session-end": _session_end,
+    "stop": lambda memory, data, budget: "",
+}
+
+
+def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
+    event, tool = run.event, run.tool
+    if event not in _HANDLERS:
+        raise _Skip(f"unknown hook event {event!r}")
+    data = _read_input(stdin)
+    if event == "stop":
+        return ""  # after every reply: not a session end, nothing to do
+    sid = data.get("session_id")
+    if tool != "claude" and isinstance(sid, str) and sid.strip():
+        data["session_id"] = f"{tool}:{sid}"
+    cwd = _text(data, "cwd") or os.getcwd()
+    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    project = (find_project(started_in) if started_in else None) or find_project(cwd)
+    if project is None:
+        where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
+        raise _Skip(f"no .maestro/ at or above {where}")
+    memory = _HookClient(run, project)
+    memory_slot.append(memory)
+    return _HANDLERS[event](memory, data, hook_budget())
+
+
+def run_claude_hook(
+    event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
+) -> int:
+    """``run_hook("claude", …)``."""
+    return run_hook("claude", event, stdin, stdout)
+
+
+def run_hook(
+    tool: str, event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
+) -> int:
+    """Run one hook for ``tool``; always returns 0 (fail-open). Output only on success."""
+    started = time.monotonic()
+    run = _Run(tool if tool in TOOLS else "claude", event, started)
+    output = ""
+    memory: list[_HookClient] = []
+    try:
+        with _Watchdog(run) as watchdog:
+            try:
+                output = _run(run, sys.stdin.buffer if stdin is None else stdin, memory)
+            finally:
+                watchdog.disarm()  # first: no alarm can interrupt the handling below
+    except _Deadline:
+        elapsed, deadline = time.monotonic() - started, time_limits()[0]
+        run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
+    except _Skip as exc:
+        run.log(str(exc))
+    except MaestroError as exc:
+        run.log(f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug: still fail open, with the reason logged
+        run.log(f"unexpected {type(exc).__name__}: {exc}")
+    finally:
+        for m in memory:
+            with contextlib.suppress(Exception):
+                m.close()
+    if output:
+        out = sys.stdout if stdout is None else stdout
+        try:
+            out.write(output + "\n")
+            out.flush()
+        except OSError as exc:
+            run.log(f"cannot write the hook output: {exc}")
+    return 0

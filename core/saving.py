@@ -1,0 +1,350 @@
+"""Saving and reinforcing: semantic saves (contradiction, restatement, tombstones), episodic
+saves and session notes (with the cap), reinforcement (referenced or confirmed), and the
+signals a prompt carries saved as facts.
+
+Functions over a ``MemoryState`` (public calls only). Each validates all of its input before it
+changes anything, so a ``ValueError`` leaves the state exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from . import rules
+from .contradiction import classify, same_rule
+from .injected import strip_injected
+from .markdown import ENTRIES_HEADING, EntryBlock, fmt_confidence, insert_entry
+from .model import (
+    CATEGORY_HEADINGS,
+    DEFAULT_EPISODIC_CONFIDENCE,
+    DEFAULT_SEMANTIC_CONFIDENCE,
+    Entry,
+    MemoryError_,
+    NotFoundError,
+    RejectedError,
+    SaveResult,
+    Signal,
+    validate_category,
+    validate_confidence,
+    validate_text,
+)
+from .related import may_relate
+from .secrets import redact, screen, strip_private
+from .signals import detect_signals
+from .state import (
+    SHOWN_PER_SESSION,
+    SHOWN_SESSIONS,
+    MemoryState,
+    new_id,
+    session_tag,
+    validate_fact,
+    validate_session,
+)
+
+
+def save_semantic(
+    memory: MemoryState, fact: object, category: object, confidence: object = None
+) -> SaveResult:
+    text = validate_fact(fact, name="fact")
+    cat = validate_category(category)
+    conf = DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+    screened = screen(text)
+    if screened.empty:
+        return SaveResult(
+            action="rejected",
+            entry=None,
+            reason="the fact is entirely <private>; not saved",
+            screened=True,
+        )
+    if screened.kinds:  # a secret in a rule is refused, never stored with a hole in it
+        return SaveResult(action="rejected", entry=None, reason=screened.reason(), screened=True)
+    text = " ".join(screened.text.split())
+    doc = memory.docs["semantic"]
+
+    tomb = _tombstone(memory, text, cat)
+    if tomb is not None:
+        tomb_block, tomb_conf = tomb
+        if conf < tomb_conf and conf < 1.0:
+            return SaveResult(
+                action="rejected",
+                entry=None,
+                replaced=None,
+                reason=f"tombstoned: replaced earlier by a statement at "
+                f"{tomb_conf:.2f}; restate at 1.0 to override",
+            )
+        tomb_block.meta.pop("tomb", None)  # overridden: the old verdict no longer holds
+        tomb_block.dirty = True
+        memory.touch("archive")
+
+    same = [b for b in doc.entries() if b.category == cat]
+    # Only the entries that may relate reach classify (same verdict: see core/related.py).
+    verdict = classify(text, may_relate(text, [(b.id, b.text) for b in same]))
+    heading = CATEGORY_HEADINGS[cat]
+    if verdict.action == "reinforced" and verdict.target is not None:
+        target = next(b for b in same if b.id == verdict.target)
+        before = memory.entry(target, "semantic")
+        if conf == 0.0:
+            target.confidence = 0.0
+            action: Literal["reinforced", "replaced"] = "replaced"
+            memory.log("semantic", "Contradicted", target.text, "restated with confidence 0.00")
+        else:
+            target.confidence = rules.restated_confidence(target.confidence, conf)
+            action = "reinforced"
+        target.meta["o"] = fmt_confidence(target.original)
+        target.meta["r"] = "1"
+        target.meta["u"] = "0"
+        target.dirty = True
+        memory.reached("semantic", target)
+        memory.touch("semantic")
+        return SaveResult(
+            action=action,
+            entry=memory.entry(target, "semantic"),
+            replaced=before if action == "replaced" else None,
+            reason=verdict.reason,
+        )
+
+    new = EntryBlock(
+        [],
+        new_id("s"),
+        text,
+        conf,
+        memory.today,
+        {"id": "", "o": fmt_confidence(conf), "u": "0"},
+        category=cat,
+    )
+    new.meta["id"] = new.id
+    if verdict.action == "replaced" and verdict.target is not None:
+        old = next(b for b in same if b.id == verdict.target)
+        replaced = memory.entry(old, "semantic")
+        section = next(s for s in doc.sections for blk in s.blocks if blk is old)
+        section.blocks.insert(section.blocks.index(old), new)
+        new.dirty = True
+        old.removed = True
+        memory.reached("semantic", old, new)
+        memory.archive("semantic", old, f'replaced by "{text}" ({verdict.reason})', tomb=conf)
+        memory.log("semantic", "Replaced", old.text, f'by "{text}": {verdict.reason}')
+        memory.touch("semantic")
+        return SaveResult(
+            action="replaced",
+            entry=memory.entry(new, "semantic"),
+            replaced=replaced,
+            reason=verdict.reason,
+        )
+    insert_entry(doc, heading, new, top=False)
+    memory.reached("semantic", new)
+    memory.touch("semantic")
+    return SaveResult(
+        action="added", entry=memory.entry(new, "semantic"), replaced=None, reason=verdict.reason
+    )
+
+
+def _tombstone(memory: MemoryState, text: str, category: str) -> tuple[EntryBlock, float] | None:
+    for b in reversed(memory.docs["archive"].entries()):
+        if b.category != category or "tomb" not in b.meta:
+            continue
+        try:
+            tomb_conf = float(b.meta["tomb"])
+        except ValueError:
+            continue
+        if same_rule(b.text, text):
+            return b, tomb_conf
+    return None
+
+
+def save_episodic(
+    memory: MemoryState, context_text: object, session_id: object, confidence: object = None
+) -> Entry:
+    raw = validate_text(context_text, name="context")
+    sid = validate_session(session_id)
+    conf = DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+    raw = _screened_episodic(raw)
+    body = _episodic_body(raw)
+    text = " ".join(raw.split())
+    new = EntryBlock(
+        [],
+        new_id("e"),
+        text,
+        conf,
+        memory.today,
+        {"id": "", "o": f"{conf:.3f}".rstrip("0").rstrip(".")},
+        salience=1.0,
+        session_id=sid,
+        body=body,
+    )
+    new.meta["id"] = new.id
+    doc = memory.docs["episodic"]
+    insert_entry(doc, ENTRIES_HEADING, new, top=True)
+    memory.reached("episodic", new)
+    memory.touch("episodic")
+    _enforce_cap(memory)
+    return memory.entry(new, "episodic")
+
+
+def save_session_note(
+    memory: MemoryState, note: object, session_id: object, confidence: object = None
+) -> tuple[Entry, bool]:
+    """The episodic note a session leaves (``core.digest``): one per session id. A resumed
+    session's note replaces its earlier one in place (fresh: salience 1.0, today's date)
+    instead of adding a second. Returns the entry and whether it was an update."""
+    raw = _screened_episodic(validate_text(note, name="note"))
+    sid = validate_session(session_id)
+    conf = DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+    for b in memory.docs["episodic"].entries():
+        if b.session_id == sid and b.meta.get("kind") == "session":
+            b.text = " ".join(raw.split())
+            b.body = _episodic_body(raw)
+            b.salience, b.confidence, b.date = 1.0, conf, memory.today
+            b.meta["o"] = f"{conf:.3f}".rstrip("0").rstrip(".")
+            b.dirty = True
+            memory.reached("episodic", b)
+            memory.touch("episodic")
+            return memory.entry(b, "episodic"), True
+    entry = save_episodic(memory, raw, sid, conf)
+    for b in memory.docs["episodic"].entries():
+        if b.id == entry.id:  # (not there if a cap of 0 disposed of it at once)
+            b.meta["kind"] = "session"
+            b.dirty = True
+    return entry, False
+
+
+def _enforce_cap(memory: MemoryState) -> None:
+    entries = memory.docs["episodic"].entries()
+    excess = len(entries) - memory.settings.episodic_cap
+    if excess <= 0:
+        return
+    # Lowest salience first, then oldest (earlier date; lower in the file).
+    order = sorted(enumerate(entries), key=lambda p: (p[1].salience or 0.0, p[1].date, -p[0]))
+    for _, b in order[:excess]:
+        memory.dispose(
+            "episodic",
+            b,
+            rules.disposal(b.original),
+            f"episodic cap of {memory.settings.episodic_cap} entries, salience "
+            f"{b.salience or 0.0:.3f}",
+        )
+
+
+def reinforce(
+    memory: MemoryState, entry_id: object, confirmed: bool = False, session_id: str | None = None
+) -> Entry:
+    if not isinstance(confirmed, bool):
+        raise MemoryError_(f"confirmed must be true or false, got {confirmed!r}")
+    kind, b = memory.find(entry_id)
+    if session_id is not None:
+        tag = session_tag(session_id)
+        if b.meta.get("rs") == tag:
+            return memory.entry(b, kind)  # at most once per entry per session
+        b.meta["rs"] = tag
+        b.meta["ref"] = memory.today  # rotation: least recently referenced goes first
+    original = b.original
+    if kind == "semantic":
+        b.confidence = (
+            rules.confirmed_semantic(b.confidence)
+            if confirmed
+            else rules.referenced_semantic(b.confidence, original)
+        )
+        b.meta["r"] = "1"
+        b.meta["u"] = "0"
+        b.meta["o"] = fmt_confidence(max(original, b.confidence))
+    else:
+        b.salience, b.confidence = (
+            rules.confirmed_episodic(b.salience or 0.0, b.confidence)
+            if confirmed
+            else rules.referenced_episodic(b.salience or 0.0, b.confidence, original)
+        )
+        b.meta["o"] = f"{max(original, b.confidence):.3f}".rstrip("0").rstrip(".")
+    b.dirty = True
+    memory.reached(kind, b)
+    memory.touch(kind)
+    return memory.entry(b, kind)
+
+
+def mark_shown(memory: MemoryState, session_id: str, entry_ids: Iterable[str]) -> None:
+    """Remember that a context for ``session_id`` showed these entries (sidecar ledger)."""
+    tag = session_tag(validate_session(session_id))
+    seen = memory.state.shown.pop(tag, [])  # re-inserted: most recently used last
+    new = [i for i in entry_ids if i not in seen]
+    memory.state.shown[tag] = (seen + new)[-SHOWN_PER_SESSION:]
+    if new:
+        memory.state.changed = True
+    while len(memory.state.shown) > SHOWN_SESSIONS:
+        del memory.state.shown[next(iter(memory.state.shown))]
+
+
+def reinforce_referenced(
+    memory: MemoryState, entry_ids: Iterable[str], session_id: str
+) -> list[Entry]:
+    """Reference reinforcement after a context build for ``session_id``; the ids are also
+    remembered as shown to that session (``unseen_only`` builds leave them out)."""
+    sid = validate_session(session_id)
+    entry_ids = list(entry_ids)
+    mark_shown(memory, sid, entry_ids)
+    out = []
+    for eid in entry_ids:
+        try:
+            out.append(reinforce(memory, eid, confirmed=False, session_id=sid))
+        except NotFoundError:
+            continue  # removed since the build: nothing to reinforce
+    return out
+
+
+def detect_semantic_signals(
+    memory: MemoryState, user_message: object, assistant_response: object = ""
+) -> list[Signal]:
+    if not isinstance(user_message, str):
+        raise MemoryError_(f"user_message must be a string, got {type(user_message).__name__}")
+    if not isinstance(assistant_response, str):
+        raise MemoryError_(
+            f"assistant_response must be a string, got {type(assistant_response).__name__}"
+        )
+    out = []
+    # Never learn from our own output: the injected memory and its wrappers go first.
+    user_message = strip_injected(user_message)
+    user_message = strip_private(user_message)
+    assistant_response = strip_private(assistant_response)
+    for found in detect_signals(user_message, assistant_response):
+        try:
+            validate_fact(found.fact, name="fact")
+        except MemoryError_:
+            # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
+            # no signal; raising here would leave the signals saved before it half-applied.
+            continue
+        result = save_semantic(memory, found.fact, found.category, found.confidence)
+        if result.entry is not None and result.entry.confidence > 0.0:
+            # Stated by the person in their own prompt: their standing instruction.
+            _, block = memory.find(result.entry.id)
+            block.meta["by"] = "user"
+            block.dirty = True
+            result.entry.source = "user"
+        out.append(
+            Signal(
+                fact=redact(found.fact),  # a rejected fact is shown without its secret
+                category=found.category,
+                confidence=found.confidence,
+                action=result.action,
+                entry_id=result.entry.id if result.entry else None,
+            )
+        )
+    return out
+
+
+def _screened_episodic(raw: str) -> str:
+    """Episodic text on its way to disk: <private> spans gone, a secret replaced by a marker
+    (the other words are kept); an entirely private text is refused."""
+    screened = screen(raw)
+    if screened.empty:
+        raise RejectedError("the context is entirely <private>; nothing saved")
+    return screened.text.strip()
+
+
+def _episodic_body(raw: str) -> list[str]:
+    """Body lines of an episodic entry: a line starting with '#' is escaped, so a note cannot
+    end its entry or open a section; trailing blank lines dropped."""
+    body = [
+        ("\\" + line if line.lstrip().startswith("#") else line).rstrip()
+        for line in raw.splitlines()
+    ]
+    while body and not body[-1].strip():
+        body.pop()
+    return body
