@@ -19,7 +19,7 @@ KNOWN_OVER: dict[str, str] = {
     "daemon/writer.py:Writer": "the daemon's writer: not part of the core split",
     "daemon/server.py:Server": "the daemon's server: not part of the core split",
     "client/_client.py:Client": "the client library: the client split (branch arch-client)",
-    "client/commands/doctor.py:_Doctor": "maestroctl doctor: the client split (arch-client)",
+    "client/cli/commands/doctor.py:_Doctor": "maestroctl doctor: the client split (arch-client)",
 }
 
 
