@@ -4,9 +4,10 @@ it never fails: no git, a folder that is not a repository, a slow or broken git 
 saw nothing", and the stats alone decide.
 
 Git is asked narrowly, so that a big repository costs what a small one does: the staged
-changes (``diff --cached -M``: a ``git mv`` not yet committed), then the few commits that
-deleted one of the missing paths (``log --no-renames --diff-filter=D -- <paths>``, a
-pathspec-limited walk), then rename detection inside those commits only (``diff-tree -M``).
+changes (``diff --cached -M``: a ``git mv`` not yet committed), the missing paths deleted from
+the working tree but still in ``HEAD`` (a pathspec-limited ``diff HEAD``), the few commits
+that deleted one of them (``log --no-renames --diff-filter=D -- <paths>``, a pathspec-limited
+walk), and rename detection inside those commits only (``diff-tree -M``).
 Every command shares one time budget: short at session start (the hook waits for it), longer at
 maintenance. When git could not finish, the check says so (``Probe.settled``) and the next one
 asks again.
@@ -110,6 +111,20 @@ def git_changes(
     staged = git("diff", "--cached", *_NAME_STATUS, "HEAD")
     if staged is not None:
         parse_name_status(staged, renamed, removed)
+    # Deleted in the working tree, not yet committed: in HEAD, so it existed.
+    unstaged = git(
+        "diff",
+        "--no-renames",
+        "--diff-filter=D",
+        "--name-status",
+        "-z",
+        "--relative",
+        "HEAD",
+        "--",
+        *missing,
+    )
+    if unstaged is not None:
+        parse_name_status(unstaged, renamed, removed)
     window = [f"--since={since} 00:00:00"] if since else []
     commits = git(
         "log",

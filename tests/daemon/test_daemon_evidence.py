@@ -183,3 +183,12 @@ def test_git_is_asked_narrowly_from_a_project_inside_a_bigger_repository(tmp_pat
     alone = tmp_path / "alone"
     alone.mkdir()
     assert worktree.git_changes(alone, missing, "", 10.0) == ({}, frozenset(), True)
+
+
+@needs_git
+def test_a_tracked_file_deleted_before_any_check_is_found_gone(door: Call, project: Path) -> None:
+    repo(project)
+    auth = save(door, AUTH)  # no check has seen src/auth.py yet
+    (project / "src" / "auth.py").unlink()  # deleted, not committed: git still has it in HEAD
+    door("initialize", session_id="s1")
+    assert by_id(door)[auth]["stale"] == "`src/auth.py` no longer exists"
