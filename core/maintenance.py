@@ -171,11 +171,15 @@ def evidence_plan(memory: MemoryState, root: str) -> evidence.Plan:
     return evidence.plan(((b.text, b.date) for b in memory.docs["semantic"].entries()), root)
 
 
-def record_evidence(memory: MemoryState, checked: evidence.Plan, probe: evidence.Probe) -> None:
-    """Keep what the check saw (the sidecar ledger; the entries themselves are not touched)."""
+def record_evidence(
+    memory: MemoryState, checked: evidence.Plan, probe: evidence.Probe
+) -> evidence.Ledger:
+    """Keep what the check saw in the sidecar ledger (the entries themselves are not touched);
+    the ledger as it is now."""
     ids = [b.id for b in memory.docs["semantic"].entries()]
     after = evidence.record(memory.state.evidence, checked, probe, memory.today, ids)
     if after != memory.state.evidence:
         memory.state.evidence = after
         memory.state.changed = True
         memory.generation += 1  # entries' states may have changed: caches key on it
+    return memory.state.evidence

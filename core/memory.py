@@ -122,8 +122,8 @@ class Memory(MemoryState):
     def evidence_plan(self, root: str) -> evidence.Plan:
         return maintenance.evidence_plan(self, root)
 
-    def record_evidence(self, checked: evidence.Plan, probe: evidence.Probe) -> None:
-        maintenance.record_evidence(self, checked, probe)
+    def record_evidence(self, checked: evidence.Plan, probe: evidence.Probe) -> evidence.Ledger:
+        return maintenance.record_evidence(self, checked, probe)
 
     def view(self) -> MemoryView:
         return read_view.view(self)
