@@ -33,11 +33,13 @@ from .lexicon import (
 )
 from .signal_patterns import (
     ADVERBIAL_LEAD,
+    AGENT_MUST,
     CONTEXT_FACTS,
     FUTURE_HEDGE,
     GENERAL_CUE,
     GENERAL_TASK_CUE,
     IN_PROGRESS,
+    NAMED_OBJECT,
     NAMED_ROLE,
     NOT_SUBJECT,
     PATHLIKE,
@@ -78,6 +80,8 @@ def _practice(clause: str) -> bool:
     body = re.sub(r"^only\s+", "", clause, flags=re.I)
     only = body is not clause and body != clause
     verb = first_word(body)
+    if not body[len(verb) : len(verb) + 1].isspace():
+        return False  # "NAME)AO)0": not a verb and its object
     rest = body[len(verb) :].strip()
     if verb in GENERAL_TASK_VERBS and not only:
         # "Add tests for changed behavior": a task verb with a general object and a cue.
@@ -89,12 +93,14 @@ def _practice(clause: str) -> bool:
         )
     if verb not in PRACTICE_VERBS and not (only and verb not in NOT_IMPERATIVE):
         return False
-    if not has_content(rest) or PATHLIKE.search(rest):
-        return False
+    if not has_content(rest) or PATHLIKE.search(rest) or not re.search(r"[A-Za-z]{3}|\ue000", rest):
+        return False  # "Name 00)0" names nothing
     if any(w in TASK_VERBS for w in re.findall(r"\band\s+(\w+)", rest.lower())):
         return False  # "run make verify and fix all errors": a task
     if verb not in BARE_OBJECT_VERBS and len(_content_words(rest)) < 2 and not only:
         return False
+    if verb in BARE_OBJECT_VERBS and NAMED_OBJECT.match(rest):
+        return True  # "Use the template at `.github/…`": a named thing, not "use it"
     return only or bool(GENERAL_CUE.search(rest)) or not SPECIFIC_OBJECT.match(rest)
 
 
@@ -105,6 +111,11 @@ def context_kind(clause: str) -> str | None:
     for pattern in CONTEXT_FACTS:
         if pattern.match(clause) and has_content(clause):
             return "fact"
+    agent = AGENT_MUST.match(clause)  # "You must be able to explain every line of your diff"
+    if agent and (
+        GENERAL_CUE.search(agent.group("rest")) or not SPECIFIC_OBJECT.match(agent.group("rest"))
+    ):
+        return "rule"
     modal = POSITIVE_MODAL.match(clause)
     if (
         modal

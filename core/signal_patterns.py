@@ -389,6 +389,14 @@ ADVERBIAL_LEAD = re.compile(
 
 PATHLIKE = re.compile(r"(?:^|\s)(?:[\w.-]+/)+[\w.-]+\.\w+\b")
 
+# "the template at `.github/…`", "the `checkExhaustive` helper": a named object of "use".
+NAMED_OBJECT = re.compile(
+    r"^(?:the|a|an)\s+(?:[\w-]+\s+){0,2}?(?:\ue000\d+\ue001|[\w-]+\s+(?:at|in|from)\s+"
+    r"\ue000\d+\ue001)",
+    re.I,
+)
+# A standing requirement put to the agent: "You must disclose …", "You MUST be able to …".
+AGENT_MUST = re.compile(r"^you\s+(?:must|MUST)\s+(?!not\b|never\b)(?P<rest>\w.*)$", re.I)
 # A task verb's object is general when it carries one of these ("tests for changed behavior").
 GENERAL_TASK_CUE = re.compile(
     r"\b(?:all|every|each|any|whenever|new|changed|changes|user-facing|public|alongside|"
@@ -416,11 +424,13 @@ SUBJECT_USES = re.compile(
 )
 # "Line length: 100 characters": a label's value, a number and its unit.
 NUMBER_VALUE = re.compile(r"^\d[\d.,]*\s*[a-z%]{1,12}$", re.I)
-# "`make test` - Run all test suites", "Dialog interface: `dialog/dialog.go`": a reference
-# entry (a code span, perhaps after a short label, then a dash, a colon or nothing).
+# "`make test` - Run all test suites", "Dialog interface: `dialog/dialog.go`", "Labels: `fix`,
+# `feat`, `chore`": a reference entry (a code span or a list of three or more, perhaps after a
+# short label, then a dash, a colon or nothing).
 REFERENCE_ENTRY = re.compile(
-    r"^\s*(?:[A-Za-z][\w./&+-]*(?:\s+[\w./&+-]+){0,2}:\s*)?\ue000\d+\ue001"
-    r"(?:\s*\([^()]*\))?\s*(?:$|-\s|:\s)"
+    r"^\s*(?:[A-Za-z][\w./&+-]*(?:\s+[\w./&+-]+){0,2}:\s*)?"
+    r"(?:\ue000\d+\ue001(?:\s*,\s*\ue000\d+\ue001){2,}(?:,?\s*etc)?|\ue000\d+\ue001)"
+    r"(?:\s*\([^()]*\))?\s*[.;]?\s*(?:$|-\s|:\s)"
 )
 # A prohibition; a plain imperative right after it names the alternative ("Do not use X -
 # write Y"), not a second rule.
