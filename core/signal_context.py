@@ -3,9 +3,11 @@ stated without a signal word, which the spec scores 0.5.
 
 * **Stated facts** (``CONTEXT_FACTS``): "We use Linear for tickets", "This project uses Vitest",
   "SQLite is the default backend", "Tests live in tests/", "Jotai for atomic state management".
-* **Named roles and conventions**: a name with an inner capital, digit, dot or hyphen, or a code
-  span, then "for"/"in"/"with"/"throughout" and what it covers ("JSDoc comments for public
-  APIs", "kebab-case for file names", "PostgreSQL in production, SQLite for dev only"); a
+* **Named roles and conventions**: a name (a known tool, a code span, or a word with an inner
+  capital, digit, dot or hyphen) then "for"/"in"/"with"/"throughout" and what it covers ("JSDoc
+  comments for public APIs", "kebab-case for file names", "PostgreSQL in production, SQLite for
+  dev only") or its settings in parentheses ("Biome (tabs for code, 2 spaces for JSON)"); "This
+  is a … monorepo managed with pnpm"; a
   requirement stated as a participle ("Type hints required for all code", "Strict mypy type
   checking enabled"); a subject that uses something ("E2E tests use Playwright").
 * **Modal rules** with a subject ("Branch names must start with claude/").
@@ -31,6 +33,7 @@ from .lexicon import (
     PRACTICE_VERBS,
     TASK_VERBS,
 )
+from .rule_reading import FAMILIES
 from .signal_patterns import (
     ADVERBIAL_LEAD,
     AGENT_MUST,
@@ -44,9 +47,11 @@ from .signal_patterns import (
     NOT_SUBJECT,
     PATHLIKE,
     POSITIVE_MODAL,
+    PROJECT_IS,
     REQUIREMENT,
     SPECIFIC_OBJECT,
     SUBJECT_USES,
+    TOOL_SETTINGS,
     WORD,
 )
 
@@ -69,6 +74,16 @@ def has_content(text: str) -> bool:
 def first_word(text: str) -> str:
     match = WORD.search(text)
     return match.group(0).lower() if match else ""
+
+
+def _named(head: str) -> bool:
+    """A name rather than a word: a code span, a known tool, or a word with an inner capital,
+    digit, dot or hyphen ("PostgreSQL", "kebab-case", "2-space"), not "Multiple" or "Stream"."""
+    return (
+        head.startswith("\ue000")
+        or head.lower() in FAMILIES
+        or bool(re.search(r".[A-Z.\d]|-", head))
+    )
 
 
 def _content_words(text: str) -> list[str]:
@@ -130,8 +145,10 @@ def context_kind(clause: str) -> str | None:
     verb = first_word(clause)
     if verb in TASK_VERBS or verb in PRACTICE_VERBS or not has_content(clause):
         return None
-    role = NAMED_ROLE.match(clause)
-    if role and role.group("head").lower() not in NOT_IMPERATIVE:
+    role = NAMED_ROLE.match(clause) or TOOL_SETTINGS.match(clause)
+    if role and _named(role.group("head")) and role.group("head").lower() not in NOT_IMPERATIVE:
+        return "fact"
+    if PROJECT_IS.match(clause):
         return "fact"
     if REQUIREMENT.match(clause) or SUBJECT_USES.match(clause):
         return "fact"

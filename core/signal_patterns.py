@@ -371,7 +371,7 @@ NOT_SUBJECT = re.compile(
 
 GENERAL_CUE = re.compile(
     r"\b(?:all|every|each|any|whenever|when|unless|before|after|ideally|consistently|throughout|"
-    r"across|only|otherwise|existing)\b",
+    r"across|only|otherwise|existing|up\s+to\s+date|in\s+sync)\b",
     re.I,
 )
 
@@ -405,8 +405,16 @@ GENERAL_TASK_CUE = re.compile(
 )
 # "kebab-case for file names", "JSDoc comments for public APIs", "PostgreSQL in production".
 NAMED_ROLE = re.compile(
-    r"^(?P<head>\ue000\d+\ue001|[A-Za-z][a-z]*[A-Z.][\w.+#-]*|[a-z]+-[a-z]+|\d[\w.-]*)"
+    r"^(?P<head>\ue000\d+\ue001|[A-Za-z][\w.+#-]*|\d[\w.-]*)"
     r"(?:\s+[a-z][\w-]*){0,2}\s+(?:for|in|with|throughout)\s+[\w\ue000\ue001 ,./+-]{3,80}$"
+)
+# "Biome (tabs for code, 2 spaces for JSON)": a tool and its settings.
+TOOL_SETTINGS = re.compile(r"^(?P<head>[A-Za-z][\w.+#-]*)\s*\([^()]{3,80}\)$")
+# "This is a hybrid Rust and Node.js monorepo managed with pnpm and cargo".
+PROJECT_IS = re.compile(
+    r"^this\s+is\s+an?\s+(?:[\w.+#-]+\s+){0,5}?" + PROJECT_NOUN + r"\s+"
+    r"(?:managed|built|written|deployed|tested)\s+(?:with|in|on|by)\s+\S",
+    re.I,
 )
 # "Type hints required for all code", "Strict mypy type checking enabled".
 REQUIREMENT = re.compile(

@@ -17,8 +17,8 @@ from bench.corpus import corpus_dir, load, score_edits, score_signals
 
 # What the rules reach on the dev half (issue 29, measured when this test was written); a
 # change that scores lower is a regression. Raise these when the rules improve.
-DEV_SIGNALS_PRECISION = 0.92
-DEV_SIGNALS_RECALL = 0.59
+DEV_SIGNALS_PRECISION = 0.93
+DEV_SIGNALS_RECALL = 0.60
 DEV_EDITS = 0.77
 DEV_REPLACED = 0.67
 DEV_REINFORCED = 0.78
