@@ -166,8 +166,7 @@ def _other_clause(
 def _swapped_in_frame(a: tuple[str, ...], b: tuple[str, ...]) -> str | None:
     """``x -> y`` when the texts differ by one to three words swapped for one to three others
     inside an equal frame of ``FRAME_WORDS`` content words or more: the same scope with a
-    changed tool (a known tool, or a word with a hyphen, dot or digit) or a changed condition
-    after "before"/"after" ("before submitting PRs" -> "before committing")."""
+    changed tool or condition."""
     ops = [op for op in _opcodes(a, b) if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
         return None
@@ -178,8 +177,7 @@ def _swapped_in_frame(a: tuple[str, ...], b: tuple[str, ...]) -> str | None:
         return None
     if not _content(old) or not _content(new) or set(old) & set(new):
         return None
-    slot = i1 > 0 and a[i1 - 1] in ("before", "after", "against", "from", "into")
-    if len(_content(old)) + len(_content(new)) > 3 or not (slot or any(map(_tool_like, old + new))):
+    if len(_content(old)) + len(_content(new)) > 3 or not any(map(_tool_like, old + new)):
         return None  # "run the tests" -> "check git status": another rule, not another tool
     return f"{' '.join(old)} -> {' '.join(new)}"
 

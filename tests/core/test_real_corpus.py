@@ -20,7 +20,7 @@ from bench.corpus import corpus_dir, load, score_edits, score_signals
 DEV_SIGNALS_PRECISION = 0.93
 DEV_SIGNALS_RECALL = 0.60
 DEV_EDITS = 0.77
-DEV_REPLACED = 0.68
+DEV_REPLACED = 0.67
 DEV_REINFORCED = 0.78
 DEV_ADDED = 1.0
 # The validation half is reported; only a floor far below the dev scores is asserted.
