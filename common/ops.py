@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..core.memory import Memory, MemoryView, Settings
-from ..core.model import Entry, ForgetReport, MemoryError_, NotFoundError, RejectedError
+from ..core.model import Entry, ForgetReport, InputError, NotFoundError, RejectedError
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
 from .agents import AGENTS as TOOLS
@@ -126,7 +126,7 @@ def core_errors(fn: Callable[[], T]) -> T:
         raise OpError(NOT_FOUND, str(exc)) from exc
     except RejectedError as exc:
         raise OpError(REJECTED, str(exc)) from exc
-    except MemoryError_ as exc:
+    except InputError as exc:
         raise OpError(BAD_REQUEST, str(exc)) from exc
 
 

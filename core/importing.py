@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 
+from ..common.agents import AGENTS
 from .markdown import EntryBlock, insert_entry
-from .model import CATEGORY_HEADINGS, IMPORT_CONFIDENCE, MemoryError_
+from .model import CATEGORY_HEADINGS, IMPORT_CONFIDENCE, InputError
 from .saving import save_semantic
 from .state import MemoryState
-from .toolmem import TOOLS, ImportReport, Note, encode_src, source_tool
+from .toolmem import ImportReport, Note, encode_src, source_tool
 
 
 def _text_hash(note: Note) -> str:
@@ -22,8 +23,8 @@ def _text_hash(note: Note) -> str:
 def import_notes(memory: MemoryState, notes: list[Note], tools: list[str]) -> ImportReport:
     """Apply ``notes`` (everything the folders of ``tools`` hold now) to ``memory``."""
     for t in tools:
-        if t not in TOOLS:
-            raise MemoryError_(f"unknown tool {t!r}; expected one of: {', '.join(TOOLS)}")
+        if t not in AGENTS:
+            raise InputError(f"unknown tool {t!r}; expected one of: {', '.join(AGENTS)}")
     report = ImportReport(dry_run=False, tools=list(tools))
     ledger = memory.state.imports
     seen: set[str] = set()

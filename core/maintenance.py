@@ -13,8 +13,8 @@ from .markdown import EntryBlock, FileKind
 from .model import (
     FLAG_THRESHOLD,
     REINFORCED_BY_REVIEW,
+    InputError,
     MaintenanceReport,
-    MemoryError_,
     Proposal,
     RejectedError,
     Sector,
@@ -61,7 +61,7 @@ def memory_maintenance(
     memory: MemoryState, decisions: Mapping[str, str] | None = None, dry_run: bool = False
 ) -> MaintenanceReport:
     if not isinstance(dry_run, bool):
-        raise MemoryError_(f"dry_run must be true or false, got {dry_run!r}")
+        raise InputError(f"dry_run must be true or false, got {dry_run!r}")
     proposals = _proposals(memory)
     by_id = {b.id: (kind, b, p) for kind, b, p in proposals}
     chosen: list[tuple[Sector, EntryBlock, Proposal]]
@@ -69,11 +69,11 @@ def memory_maintenance(
         chosen = proposals
     else:
         if not isinstance(decisions, Mapping):
-            raise MemoryError_("decisions must map entry ids to remove|archive|reinforce")
+            raise InputError("decisions must map entry ids to remove|archive|reinforce")
         chosen = []
         for eid, action in decisions.items():
             if action not in DECISIONS:
-                raise MemoryError_(
+                raise InputError(
                     f"decision for {eid!r} must be one of {', '.join(DECISIONS)}, got {action!r}"
                 )
             if eid not in by_id:

@@ -35,7 +35,7 @@ from ..common.errors import MaestroError
 from ..common.settings import SettingsError, core_settings, read_config
 from ..common.toolsources import check_import_config
 from ..core.memory import Settings
-from ..core.model import MemoryError_
+from ..core.model import InputError
 
 DEFAULT_CRON = "30 23 * * *"
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -162,7 +162,7 @@ def load_config(path: Path) -> Config:
     try:
         parse_cron(cron)
         config.settings()
-    except MemoryError_ as exc:
+    except InputError as exc:
         raise ConfigError(f"{path}: [core] {exc}") from exc
     except ConfigError as exc:
         raise ConfigError(f"{path}: [maintenance] {exc}") from exc
