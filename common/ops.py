@@ -44,6 +44,11 @@ class Backend(Protocol):
         """Reference reinforcement after a context build (may be applied asynchronously)."""
         ...
 
+    def import_config(self) -> dict[str, Any]:
+        """The ``[import]`` table this process runs with (ValueError when it is wrong): the
+        daemon's is the one it read at start or at the last reload; direct mode reads the file."""
+        ...
+
 
 Handler = Callable[[Backend, Path, Args], dict[str, Any]]
 
@@ -366,7 +371,7 @@ def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict
     if home is not None and not os.path.isabs(home):
         raise OpError(BAD_REQUEST, "'home' must be an absolute path")
     try:
-        config = toolsources.import_config()
+        config = backend.import_config()
     except ValueError as exc:
         raise OpError(CONFLICT, f"tool memories not imported: bad configuration: {exc}") from exc
     locations = toolsources.locate(project, Path(home) if home else Path.home(), config)
@@ -420,3 +425,9 @@ class DirectBackend:
 
     def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
         self._store_factory(project).mutate(lambda m: m.reinforce_referenced(entry_ids, session_id))
+
+    def import_config(self) -> dict[str, Any]:
+        """Read from config.toml at each call: a direct-mode process is one command."""
+        from . import toolsources
+
+        return toolsources.import_config()

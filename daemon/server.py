@@ -87,7 +87,12 @@ class Server:
         self.replies.linger = 0
         self.replies.bind(REPLY_ENDPOINT)
         self.writer = Writer(
-            self.cache, self.journal, config.settings(), self.context, REPLY_ENDPOINT
+            self.cache,
+            self.journal,
+            config.settings(),
+            self.context,
+            REPLY_ENDPOINT,
+            config.imports,
         )
         self.watcher = Watcher(
             self._queue_check,
@@ -258,8 +263,7 @@ class Server:
         them): import, when a file differs from what the ledger holds (stats only here, in
         the watcher's clock thread; the import itself is one job for the writer)."""
         try:
-            config = toolsources.import_config(self.paths.config_path)
-            locations = toolsources.locate(project, Path.home(), config)
+            locations = toolsources.locate(project, Path.home(), self.config.imports)
             if not toolsources.needs_import(project, locations, list(TOOLS)):
                 return
         except (OSError, ValueError) as exc:
@@ -271,8 +275,8 @@ class Server:
     def _tool_points(self, project: Path) -> list[tuple[Path, frozenset[str] | None]]:
         """The directories the watcher watches for ``project``'s agent tool memories."""
         home = Path.home()
-        config = toolsources.import_config(self.paths.config_path)
-        return toolsources.watch_points(toolsources.locate(project, home, config), home)
+        locations = toolsources.locate(project, home, self.config.imports)
+        return toolsources.watch_points(locations, home)
 
     def _submit_maintenance(self, project: Path) -> Any:
         return self.writer.submit_future(MemoryJob(project, "maintenance", {}))
@@ -285,16 +289,26 @@ class Server:
         except ConfigError as exc:
             log.error("SIGHUP: keeping the running configuration: %s", exc)
             return
-        self.config = config
+        previous, self.config = self.config, config
         settings = config.settings()
         try:
-            self.writer.submit(TaskJob("reload", lambda: self._apply_settings(settings)))
+            self.writer.submit(
+                TaskJob("reload", lambda: self._apply_settings(settings, config.imports))
+            )
         except Closed:
             return
+        if config.force_polling != previous.force_polling:
+            log.warning("SIGHUP: [watcher] force_polling changes at the next start")
+        if config.imports != previous.imports:
+            # The tools' folders may have moved or been turned on: watch what [import] names
+            # now, and import what changed there (watch() catches up on a watched project).
+            for project in sorted(self.registry.projects()):
+                self.watcher.watch(project)
         log.info("SIGHUP: configuration reloaded from %s", self.paths.config_path)
 
-    def _apply_settings(self, settings: Any) -> dict[str, Any]:
+    def _apply_settings(self, settings: Any, imports: dict[str, Any]) -> dict[str, Any]:
         self.writer.set_settings(settings)
+        self.writer.imports = dict(imports)
         return {}
 
     def request_shutdown(self, reason: str) -> None:

@@ -236,9 +236,10 @@ def _change_marker(memory: Memory) -> tuple[object, ...]:
 class _TransactionBackend:
     """``ops.Backend`` over the Memory of the transaction in progress."""
 
-    def __init__(self, project: Path, memory: Memory) -> None:
+    def __init__(self, project: Path, memory: Memory, imports: dict[str, Any]) -> None:
         self.project = project
         self.memory = memory
+        self.imports = imports
 
     def _same(self, project: Path) -> None:
         if project != self.project:
@@ -255,6 +256,9 @@ class _TransactionBackend:
     def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
         self._same(project)
         self.memory.reinforce_referenced(entry_ids, session_id)
+
+    def import_config(self) -> dict[str, Any]:
+        return dict(self.imports)  # the daemon's [import]: read at start or at the last reload
 
 
 class ProjectFiles:
@@ -372,8 +376,11 @@ class Writer:
         settings: Settings,
         context: zmq.Context[Any],
         reply_endpoint: str,
+        imports: dict[str, Any] | None = None,
     ) -> None:
         self.cache = cache
+        # config.toml's [import] the daemon runs with (replaced whole at a reload).
+        self.imports: dict[str, Any] = {} if imports is None else dict(imports)
         self.journal = journal
         self.projects = ProjectFiles(cache, journal, settings)
         self._forgotten: dict[Path, list[str]] = {}  # texts to scrub from the journal
@@ -598,7 +605,7 @@ class Writer:
         if apply is not None:
             return core_errors(lambda: apply(memory))
         return dispatch_memory_op(
-            _TransactionBackend(job.project, memory), job.op, job.project, job.args
+            _TransactionBackend(job.project, memory, self.imports), job.op, job.project, job.args
         )
 
     def _batch_failed(
