@@ -21,9 +21,18 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..core.memory import Memory, MemoryView, Settings
-from ..core.model import Entry, ForgetReport, InputError, NotFoundError, RejectedError
+from ..core.model import (
+    Entry,
+    ForgetReport,
+    InitReport,
+    InputError,
+    MaintenanceReport,
+    NotFoundError,
+    RejectedError,
+)
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
+from . import worktree
 from .agents import AGENTS as TOOLS
 from .protocol import BAD_REQUEST, CONFLICT, NOT_FOUND, REJECTED, OpError
 
@@ -152,9 +161,12 @@ def resolve_project(path: str) -> Path:
 @memory_op("initialize", "session_id")
 def op_initialize(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     session_id = opt_str(args, "session_id")
-    return core_errors(
-        lambda: backend.write(project, "initialize", lambda m: m.initialize(session_id))
-    ).to_dict()
+
+    def start(m: Memory) -> InitReport:
+        worktree.check(project, m)  # first: what it finds is in the report's ``flagged``
+        return m.initialize(session_id)
+
+    return core_errors(lambda: backend.write(project, "initialize", start)).to_dict()
 
 
 @memory_op("build_context", "task", "query", "max_tokens", "session_id", "unseen_only", "for_tool")
@@ -254,15 +266,18 @@ def op_maintenance(backend: Backend, project: Path, args: Args) -> dict[str, Any
         or not all(isinstance(k, str) and isinstance(v, str) for k, v in decisions.items())
     ):
         raise OpError(
-            BAD_REQUEST, "'decisions' must map entry ids to 'remove' | 'archive' | 'reinforce'"
+            BAD_REQUEST,
+            "'decisions' must map entry ids to 'remove' | 'archive' | 'reinforce' | 'rewrite'",
         )
+
     # A dry run changes nothing, so its transaction writes nothing; it still runs in the
     # writer so that it sees every write queued before it.
-    report = core_errors(
-        lambda: backend.write(
-            project, "maintenance", lambda m: m.memory_maintenance(decisions, dry_run=dry_run)
-        )
-    )
+    def maintain(m: Memory) -> MaintenanceReport:
+        if not dry_run:  # a dry run (the review's listing) shows what the last check found
+            worktree.check(project, m, worktree.MAINTENANCE_GIT_BUDGET)
+        return m.memory_maintenance(decisions, dry_run=dry_run)
+
+    report = core_errors(lambda: backend.write(project, "maintenance", maintain))
     return report.to_dict()
 
 
@@ -379,7 +394,7 @@ def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict
 
     def apply(m: Memory) -> ImportReport:
         target = copy.deepcopy(m) if dry_run else m  # a dry run changes a copy: nothing written
-        report = target.import_notes(found.notes, found.tools)
+        report = target.import_notes(found.notes, found.tools, found.indexes)
         report.dry_run = dry_run
         return report
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from ..core.toolmem import (
     claude_note,
     claude_project_key,
     index_lines,
+    index_targets,
 )
 from . import paths as paths_mod
 from .agents import AGENTS as TOOLS
@@ -255,6 +256,8 @@ class Scan:
     notes: list[Note]
     tools: list[str]  # the tools whose folder was read (their missing sources are "gone")
     index: dict[str, dict[str, int]]  # tool -> {"files": n, "index_lines": m}
+    # tool -> {"sig": the index file's signature ("" none), "files": the files it points to}
+    indexes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _unreadable(tool: str, name: str, sig: str) -> Note:
@@ -279,6 +282,10 @@ def scan(locations: dict[str, Location], tools: list[str]) -> Scan:
                 "files": len(facts),
                 "index_lines": index_lines(index_text) if index_text else 0,
             }
+            result.indexes[tool] = {
+                "sig": _signature(index[2]) if index else "",
+                "files": index_targets(index_text) if index_text else [],
+            }
             for name, path, info in facts:
                 text = _read(path, info)
                 sig = _signature(info)
@@ -300,8 +307,9 @@ def needs_import(project: Path, locations: dict[str, Location], tools: list[str]
     try:
         data = json.loads((memory_dir(project) / STATE_FILE).read_text(encoding="utf-8"))
         ledger = data.get("imports", {}) if isinstance(data, dict) else {}
+        indexes = data.get("indexes", {}) if isinstance(data, dict) else {}
     except (OSError, ValueError, RecursionError):
-        ledger = {}
+        ledger, indexes = {}, {}
     if not isinstance(ledger, dict):
         ledger = {}
     for tool in tools:
@@ -313,10 +321,17 @@ def needs_import(project: Path, locations: dict[str, Location], tools: list[str]
             for k, v in ledger.items()
             if k.startswith(f"{tool}:") and isinstance(v, dict)
         }
-        files = [f for f in _files(loc.folder) if tool != "claude" or f[0] != CLAUDE_INDEX]
+        listed = _files(loc.folder)
+        files = [f for f in listed if tool != "claude" or f[0] != CLAUDE_INDEX]
         if tool == "gemini":
             files = [f for f in files if f[0] == "MEMORY.md"]
         names = {name for name, _, _ in files}
+        if tool == "claude":  # its index changed: what it loads changed
+            index = next((f for f in listed if f[0] == CLAUDE_INDEX), None)
+            known = indexes.get(tool) if isinstance(indexes, dict) else None
+            sig = _signature(index[2]) if index else ""
+            if not isinstance(known, dict) or known.get("sig") != sig:
+                return True
         for _, _, info in files:
             if _signature(info) not in seen_sigs:
                 return True

@@ -11,6 +11,8 @@ Bands, as the spec sets them:
   entry a session references gains +0.2 salience, so ranking by salience would let the notes
   that were shown (and so referenced) keep the "Recent context" for ever and no newer session
   would ever appear in it (seen with the real Claude Code CLI over 20 days: issue 10).
+  A prompt's block (``relevant_only``) shows the notes relevant to the prompt: the recent ones,
+  then eligible older ones (most shared words, then newest), five at most (issue 29).
 
 Relevance is lexical (``core.text``): an entry is relevant to a probe when it shares at least
 one content token with it, after dropping ``GENERIC`` words that every task contains ("fix",
@@ -168,14 +170,19 @@ class ContextIndex:
         # Newest first; the same day: salience x confidence; then file order (newest on top).
         eligible.sort(key=lambda c: -(c.salience or 0.0) * c.confidence)
         eligible.sort(key=lambda c: c.date, reverse=True)  # stable, reverse keeps ties' order
-        self.recent = [
-            line(
+
+        def epi_line(c: Candidate) -> _Line:
+            return line(
                 c,
                 f"- [sal:{c.salience or 0.0:.2f} conf:{c.confidence:.2f}] "
                 f"{_one_line(c.text, EPISODIC_TEXT_LIMIT)}",
             )
-            for c in eligible[:EPISODIC_TOP]
-        ]
+
+        self.recent = [epi_line(c) for c in eligible[:EPISODIC_TOP]]
+        # Eligible but older than the five newest: a prompt's block may still bring one back
+        # when it is relevant to the prompt (``relevant_only``), newest first among equals.
+        self.older = [epi_line(c) for c in eligible[EPISODIC_TOP:]]
+        self._older_postings = self._invert(self.older)
         self._postings = [self._invert(band) for band in (self.high, self.medium, self.low)]
         self.high_min_cost = min((x.cost for x in self.high), default=0)
 
@@ -255,7 +262,15 @@ class ContextIndex:
                 break  # nothing more in this band can fit, or may
             if pos not in high_scores:
                 take(item, 0, "semantic")
-        for item in self.recent:
+        episodic_lines = self.recent
+        if relevant_only and task_topic:
+            # A prompt's block: the recent notes relevant to it, then older relevant ones (most
+            # shared words first, then newest), at most EPISODIC_TOP in the block.
+            recent = [x for x in self.recent if x.candidate.id not in exclude]
+            older = ranked(self.older, self._scored(self._older_postings, task_topic), True)
+            room = max(EPISODIC_TOP - sum(1 for x in recent if task_topic & x.tokens), 0)
+            episodic_lines = recent + [x for x, _ in older if x.candidate.id not in exclude][:room]
+        for item in episodic_lines:
             take(item, len(task_topic & item.tokens), "episodic")
         for item, score in medium + low:
             take(item, score, "semantic")
@@ -270,7 +285,7 @@ class ContextIndex:
         ]
         instructions = [x for x in semantic if x.candidate.instruction]
         reference = [x for x in semantic if not x.candidate.instruction]
-        episodic = [x for x in self.recent if x.candidate.id in chosen]
+        episodic = [x for x in episodic_lines if x.candidate.id in chosen]
         lines = [HEADER, NOTICE]
         if instructions:
             lines += ["", INSTRUCTIONS, *(x.text for x in instructions)]

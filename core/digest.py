@@ -23,6 +23,13 @@ the caller bound the time: the digest then says it read only part of the transcr
 The note: the person's task (the first prompt), later prompts that change the subject (their
 topic words share nothing with the tasks before), files created or edited, commands run and how
 many failed, commits made. No prompt, no note (``None``).
+
+A prompt is quoted in the person's own words (``core/shown.py``, issue 27): what they pasted (a
+log, an email, a diff, text to translate …) is never copied into the note, only named by kind
+(``Task: Why does the build fail? (pasted: a log, 40 lines)``); the memory's own injected block
+is left out too (``core/injected.py``). A file edited outside the project (a tool's own memory
+folder such as ``~/.claude/projects/…/memory/``, a temp file) is not one of the project's
+"Files edited" — when the project root is known.
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .injected import strip_injected
 from .lexicon import TRIVIAL_REPLIES
+from .shown import split_shown
 from .text import content_set
 
 MAX_LINE = 4 * 1024 * 1024  # bytes; a longer line is a giant tool result, never a prompt
@@ -125,12 +134,27 @@ def _result_text(content: Any) -> str:
     return ""
 
 
-def _relative(path: str, root: str | None) -> str:
+def _relative(path: str, root: str | None) -> str | None:
+    """``path`` relative to the project ``root``; None when it lies outside the project."""
     if root and os.path.isabs(path):
-        rel = os.path.relpath(path, root)
-        if not rel.startswith(".."):
-            return rel
+        rel = os.path.relpath(os.path.normpath(path), os.path.normpath(root))
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return None
+        return rel
     return path
+
+
+def _task_text(prompt: str) -> tuple[str, str]:
+    """A prompt as the note quotes it, and the words its subject is judged on: the person's
+    own words, and what they pasted named by kind, never copied."""
+    split = split_shown(strip_injected(prompt))
+    own = split.own
+    summary = split.summary()
+    if not summary:
+        return own, own
+    if not own:
+        return f"({summary})", ""
+    return f"{_clip(own, max(40, TASK_CHARS - len(summary) - 3))} ({summary})", own
 
 
 class _Reader:
@@ -139,12 +163,15 @@ class _Reader:
         self.digest = Digest()
 
     def prompt(self, text: str) -> None:
-        topic = set(content_set(text)) - TRIVIAL_REPLIES
+        task, words = _task_text(text)
+        if not task:
+            return  # nothing of the person's and nothing shown: the memory's own block
+        topic = set(content_set(words)) - TRIVIAL_REPLIES
         d = self.digest
         if not d.tasks:
-            d.tasks.append(_clip(text, TASK_CHARS))
+            d.tasks.append(_clip(task, TASK_CHARS))
         elif topic and not (topic & d._topics) and len(d.tasks) < MAX_TASKS:
-            d.tasks.append(_clip(text, TASK_CHARS))  # a new subject
+            d.tasks.append(_clip(task, TASK_CHARS))  # a new subject
         d._topics |= topic
 
     def tool_use(self, block: dict[str, Any]) -> None:
@@ -156,7 +183,7 @@ class _Reader:
             path = tool_input.get(key)
             if isinstance(path, str) and path:
                 rel = _relative(path, self.root)
-                if rel not in d.files:
+                if rel is not None and rel not in d.files:
                     d.files.append(rel)
         elif name == "Bash":
             command = tool_input.get("command")

@@ -7,10 +7,13 @@ over a ``MemoryState``, through its public calls and ``saving.save_semantic``.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from ..common.agents import AGENTS
+from .contradiction import classify
 from .markdown import EntryBlock, insert_entry
 from .model import CATEGORY_HEADINGS, IMPORT_CONFIDENCE, InputError
+from .related import may_relate
 from .saving import save_semantic
 from .state import MemoryState
 from .toolmem import ImportReport, Note, encode_src, source_tool
@@ -20,13 +23,39 @@ def _text_hash(note: Note) -> str:
     return hashlib.sha1(f"{note.category}\x00{note.text}".encode()).hexdigest()[:12]
 
 
-def import_notes(memory: MemoryState, notes: list[Note], tools: list[str]) -> ImportReport:
-    """Apply ``notes`` (everything the folders of ``tools`` hold now) to ``memory``."""
+def _echo_of(memory: MemoryState, note: Note, injected: frozenset[str]) -> EntryBlock | None:
+    """The entry ``note`` restates when it is one the memory injected (a context for some
+    session showed it): the tool's model saving what we gave it is our own fact coming back,
+    not a confirmation, however many files it lands in (issue 29)."""
+    if not injected:
+        return None
+    same = [b for b in memory.docs["semantic"].entries() if b.category == note.category]
+    verdict = classify(note.text, may_relate(note.text, [(b.id, b.text) for b in same]))
+    if verdict.action != "reinforced" or verdict.target not in injected:
+        return None
+    return next(b for b in same if b.id == verdict.target)
+
+
+def import_notes(
+    memory: MemoryState,
+    notes: list[Note],
+    tools: list[str],
+    indexes: dict[str, dict[str, Any]] | None = None,
+) -> ImportReport:
+    """Apply ``notes`` (everything the folders of ``tools`` hold now) to ``memory``.
+    ``indexes``: per tool with an index (Claude Code), its signature and the files it points
+    to; kept in the ledger, so that a build for that tool leaves out only what it loads."""
     for t in tools:
         if t not in AGENTS:
             raise InputError(f"unknown tool {t!r}; expected one of: {', '.join(AGENTS)}")
+    for t, seen_index in (indexes or {}).items():
+        if t in tools and memory.state.indexes.get(t) != seen_index:
+            memory.state.indexes[t] = seen_index
+            memory.state.changed = True
+            memory.generation += 1
     report = ImportReport(dry_run=False, tools=list(tools))
     ledger = memory.state.imports
+    injected = frozenset(i for ids in memory.state.shown.values() for i in ids)
     seen: set[str] = set()
     for note in notes:
         seen.add(note.src)
@@ -58,6 +87,13 @@ def import_notes(memory: MemoryState, notes: list[Note], tools: list[str]) -> Im
         if block is not None:
             update_imported(memory, block, note)
             report.updated.append({"src": note.src, "action": "updated", "entry_id": block.id})
+        elif (echo := _echo_of(memory, note, injected)) is not None:
+            # Kept in the ledger only: the entry is not reinforced, not tied to this file (its
+            # deletion flags nothing), and a later edit of the file is weighed afresh.
+            report.imported.append({"src": note.src, "action": "echoed", "entry_id": echo.id})
+            ledger[note.src] = {"id": "", "sig": note.sig, "hash": digest, "echo": echo.id}
+            memory.state.changed = True
+            continue
         else:
             result = save_semantic(memory, note.text, note.category, IMPORT_CONFIDENCE)
             if result.entry is None:

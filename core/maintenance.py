@@ -8,20 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from . import rules, toolmem
+from . import evidence, rules, toolmem
 from .markdown import EntryBlock, FileKind
 from .model import (
     FLAG_THRESHOLD,
     REINFORCED_BY_REVIEW,
+    Entry,
     InputError,
     MaintenanceReport,
     Proposal,
     RejectedError,
     Sector,
 )
-from .state import SECTORS, MemoryState
+from .secrets import screen
+from .state import SECTORS, MemoryState, log_quote, validate_fact
 
-DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce")
+DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce", "rewrite")
 
 
 def _proposals(memory: MemoryState) -> list[tuple[Sector, EntryBlock, Proposal]]:
@@ -37,8 +39,10 @@ def _proposals(memory: MemoryState) -> list[tuple[Sector, EntryBlock, Proposal]]
                     b,
                     Proposal(
                         entry=entry,
-                        action=rules.disposal(b.original),
-                        reason=_flag_reason(memory, kind, b),
+                        action=evidence.proposal_action(entry.moved)
+                        if entry.stale is not None
+                        else rules.disposal(b.original),
+                        reason=entry.stale or _flag_reason(memory, kind, b),
                     ),
                 )
             )
@@ -65,8 +69,9 @@ def memory_maintenance(
     proposals = _proposals(memory)
     by_id = {b.id: (kind, b, p) for kind, b, p in proposals}
     chosen: list[tuple[Sector, EntryBlock, Proposal]]
-    if decisions is None:
-        chosen = proposals
+    rewrites: dict[str, str] = {}
+    if decisions is None:  # a stale entry waits for a person (core/evidence.py)
+        chosen = [x for x in proposals if x[2].action not in evidence.WAITING]
     else:
         if not isinstance(decisions, Mapping):
             raise InputError("decisions must map entry ids to remove|archive|reinforce")
@@ -80,6 +85,8 @@ def memory_maintenance(
                 memory.find(eid)  # raises NotFoundError for an unknown id
                 raise RejectedError(f"entry {eid!r} is not flagged for maintenance")
             kind, b, p = by_id[eid]
+            if action == "rewrite":
+                rewrites[eid] = rewritten_text(memory, b, p.entry)  # validated before any change
             chosen.append(
                 (
                     kind,
@@ -97,7 +104,11 @@ def memory_maintenance(
     if dry_run:
         return report
     for kind, b, p in chosen:
-        if p.action == "reinforce":
+        if p.action == "rewrite":
+            line = rewrite(memory, b, rewrites[b.id], p.entry)
+        elif p.entry.stale is not None and p.action == "reinforce" and keep(memory, b):
+            line = memory.log(kind, "Kept", b.text, f"user confirmed it despite: {p.reason}")
+        elif p.action == "reinforce":
             before = b.confidence
             b.confidence = REINFORCED_BY_REVIEW
             if kind == "episodic" and (b.salience or 0.0) < 0.1:
@@ -118,3 +129,57 @@ def memory_maintenance(
         report.applied.append(p)
         report.log_lines.append(line)
     return report
+
+
+# -- a stale entry's review (core/evidence.py has the rule) ------------------------------------
+def rewritten_text(memory: MemoryState, b: EntryBlock, entry: Entry) -> str:
+    """The entry's text with its renamed paths replaced, checked as a save checks a fact."""
+    if not entry.moved:
+        raise RejectedError(f"entry {b.id!r} names no path git saw renamed: nothing to rewrite")
+    text = validate_fact(
+        evidence.rewritten(b.text, entry.moved, memory.state.evidence.root), name="fact"
+    )
+    screened = screen(text)
+    if screened.empty or screened.kinds:
+        raise RejectedError(f"the rewritten text of {b.id!r} would not pass the privacy screen")
+    return " ".join(screened.text.split())
+
+
+def rewrite(memory: MemoryState, b: EntryBlock, text: str, entry: Entry) -> str:
+    old = b.text
+    b.text = text
+    b.dirty = True
+    memory.reached("semantic", b)
+    memory.touch("semantic")
+    moves = ", ".join(f"`{a}` → `{n}`" for a, n in (entry.moved or {}).items())
+    return memory.log("semantic", "Rewritten", old, f'renamed {moves}; now "{log_quote(text)}"')
+
+
+def keep(memory: MemoryState, b: EntryBlock) -> bool:
+    """A person kept a stale entry: its missing paths stop flagging it. True when that is all
+    the review had to do (its scores alone would not have flagged it)."""
+    found = evidence.finding(b.text, b.id, memory.state.evidence)
+    if found is not None:
+        memory.state.evidence = evidence.kept_after_review(memory.state.evidence, b.id, found)
+        memory.state.changed = True
+        memory.generation += 1
+    return rules.state_of(b.confidence, b.salience) == "active" and not b.meta.get("gone")
+
+
+def evidence_plan(memory: MemoryState, root: str) -> evidence.Plan:
+    """What an evidence check looks at: the paths the semantic entries name."""
+    return evidence.plan(((b.text, b.date) for b in memory.docs["semantic"].entries()), root)
+
+
+def record_evidence(
+    memory: MemoryState, checked: evidence.Plan, probe: evidence.Probe
+) -> evidence.Ledger:
+    """Keep what the check saw in the sidecar ledger (the entries themselves are not touched);
+    the ledger as it is now."""
+    ids = [b.id for b in memory.docs["semantic"].entries()]
+    after = evidence.record(memory.state.evidence, checked, probe, memory.today, ids)
+    if after != memory.state.evidence:
+        memory.state.evidence = after
+        memory.state.changed = True
+        memory.generation += 1  # entries' states may have changed: caches key on it
+    return memory.state.evidence

@@ -8,7 +8,8 @@ holds its rule, so each rule exists once:
 * ``core/decay.py``: ``initialize`` (the session decay), ``decay_sweep``;
 * ``core/saving.py``: semantic and episodic saves, session notes, reinforcement, signals;
 * ``core/forgetting.py``: ``matching``, ``forget`` (with the scrub);
-* ``core/maintenance.py``: ``memory_maintenance``;
+* ``core/maintenance.py``: ``memory_maintenance``, and the record of an evidence check
+  (``core/evidence.py`` decides, ``common/worktree.py`` looks at the tree);
 * ``core/importing.py``: ``import_notes`` (the tools' own memories);
 * ``core/view.py``: ``view`` and the context build over it.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from . import decay, forgetting, importing, maintenance, saving
+from . import decay, evidence, forgetting, importing, maintenance, saving
 from . import view as read_view
 from .forgetting import FORGOTTEN_MARK
 from .model import (
@@ -99,8 +100,13 @@ class Memory(MemoryState):
     ) -> list[Signal]:
         return saving.detect_semantic_signals(self, user_message, assistant_response)
 
-    def import_notes(self, notes: list[Note], tools: list[str]) -> ImportReport:
-        return importing.import_notes(self, notes, tools)
+    def import_notes(
+        self,
+        notes: list[Note],
+        tools: list[str],
+        indexes: dict[str, dict[str, Any]] | None = None,
+    ) -> ImportReport:
+        return importing.import_notes(self, notes, tools, indexes)
 
     def matching(self, needle: object) -> list[Entry]:
         return forgetting.matching(self, needle)
@@ -112,6 +118,12 @@ class Memory(MemoryState):
         self, decisions: Mapping[str, str] | None = None, dry_run: bool = False
     ) -> MaintenanceReport:
         return maintenance.memory_maintenance(self, decisions, dry_run)
+
+    def evidence_plan(self, root: str) -> evidence.Plan:
+        return maintenance.evidence_plan(self, root)
+
+    def record_evidence(self, checked: evidence.Plan, probe: evidence.Probe) -> evidence.Ledger:
+        return maintenance.record_evidence(self, checked, probe)
 
     def view(self) -> MemoryView:
         return read_view.view(self)

@@ -14,7 +14,8 @@ from ..common.errors import MaestroError
 
 Sector = Literal["semantic", "episodic"]
 SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
-EntryState = Literal["active", "flagged", "contradicted"]
+# "stale": a project path the entry names is gone (core/evidence.py); it waits for review.
+EntryState = Literal["active", "flagged", "contradicted", "stale"]
 
 # The semantic categories: key -> the spec's ``##`` heading in semantic.md, in file order.
 CATEGORY_HEADINGS: dict[str, str] = {
@@ -143,6 +144,10 @@ class Entry(_ToDict):
     last_referenced: str | None = None  # the day a session last counted it as referenced
     # "<tool>:<file>[#<item>]" for a fact imported from an agent tool's own memory (core/toolmem)
     origin: str | None = None
+    # Why the entry is stale ("`src/auth.py` no longer exists"), None when it is not; and the
+    # paths git saw renamed (old -> new), which the review can rewrite (core/evidence.py).
+    stale: str | None = None
+    moved: dict[str, str] | None = None
 
 
 @dataclass
@@ -184,7 +189,9 @@ class SweepReport(_ToDict):
 @dataclass
 class Proposal(_ToDict):
     entry: Entry
-    action: Literal["remove", "archive", "reinforce"]
+    # "rewrite" (a named path was renamed) and "review" (one is gone) wait for a person's
+    # decision: maintenance without decisions never applies them.
+    action: Literal["remove", "archive", "reinforce", "rewrite", "review"]
     reason: str
 
 
@@ -199,7 +206,7 @@ class MaintenanceReport(_ToDict):
     def counts(self) -> dict[str, int]:
         counts = {"remove": 0, "archive": 0, "reinforce": 0}
         for p in self.applied:
-            counts[p.action] += 1
+            counts[p.action] = counts.get(p.action, 0) + 1
         return counts
 
     def to_dict(self) -> dict[str, Any]:

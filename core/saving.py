@@ -31,6 +31,7 @@ from .model import (
 )
 from .related import may_relate
 from .secrets import redact, screen, strip_private
+from .shown import split_shown
 from .signals import detect_signals
 from .state import (
     SHOWN_PER_SESSION,
@@ -301,6 +302,9 @@ def detect_semantic_signals(
     out = []
     # Never learn from our own output: the injected memory and its wrappers go first.
     user_message = strip_injected(user_message)
+    # Pasted is not said (issue 27): rules come from the person's words, never from what they
+    # show (a quoted bug report, a log, an email, text to translate …).
+    user_message = split_shown(user_message).own
     user_message = strip_private(user_message)
     assistant_response = strip_private(assistant_response)
     for found in detect_signals(user_message, assistant_response):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Self, get_args
 
 from ..common import layout
-from . import rules, toolmem
+from . import evidence, rules, toolmem
 from .markdown import (
     ARCHIVED_HEADING,
     Document,
@@ -96,6 +96,10 @@ class State:
     shown: dict[str, list[str]] = field(default_factory=dict)
     # tool memory source -> {"id", "sig", "hash"[, "blocked", "gone"]} (core/toolmem.py)
     imports: dict[str, dict[str, str]] = field(default_factory=dict)
+    # tool -> {"sig", "files"}: its index (Claude Code's MEMORY.md) and the files it points to
+    indexes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # what the working tree showed of the paths the entries name (core/evidence.py)
+    evidence: evidence.Ledger = field(default_factory=evidence.Ledger)
     changed: bool = False
 
     @classmethod
@@ -127,6 +131,8 @@ class State:
                     for k, v in imports.items()
                     if isinstance(v, dict)
                 },
+                evidence=evidence.Ledger.from_json(data.get("evidence")),
+                indexes=_indexes(data.get("indexes")),
             )
         except (ValueError, AttributeError, RecursionError) as exc:  # Recursion: deep nesting
             problems.append(
@@ -147,6 +153,10 @@ class State:
             data["shown"] = dict(list(self.shown.items())[-SHOWN_SESSIONS:])
         if self.imports:
             data["imports"] = self.imports
+        if self.evidence:
+            data["evidence"] = self.evidence.to_json()
+        if self.indexes:
+            data["indexes"] = self.indexes
         return json.dumps(data, indent=1) + "\n"
 
     def last_decay_day(self) -> str | None:
@@ -173,6 +183,19 @@ def validate_fact(value: object, *, name: str) -> str:
     if "<!--" in text or "-->" in text:
         raise InputError(f"{name} must not contain HTML comment markers")
     return text
+
+
+def _indexes(value: object) -> dict[str, dict[str, Any]]:
+    """``State.indexes`` from JSON; what is malformed is dropped (the next import rebuilds it)."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for tool, info in value.items():
+        if isinstance(tool, str) and isinstance(info, dict) and isinstance(info.get("sig"), str):
+            files = info.get("files")
+            if isinstance(files, list) and all(isinstance(f, str) for f in files):
+                out[tool] = {"sig": info["sig"], "files": list(files)}
+    return out
 
 
 def _source(value: str | None) -> Literal["user", "hand"] | None:
@@ -297,6 +320,13 @@ class MemoryState:
         if state == "active" and block.meta.get("gone"):
             state = "flagged"  # its tool deleted the file it was imported from
         src = block.meta.get("src")
+        found = (
+            evidence.finding(block.text, block.id, self.state.evidence)
+            if sector == "semantic"
+            else None
+        )
+        if found is not None and state == "active":
+            state = "stale"  # a path it names is gone: out of the context, waits for review
         return Entry(
             id=block.id,
             sector=sector,
@@ -312,6 +342,8 @@ class MemoryState:
             source=_source(block.meta.get("by")) if sector == "semantic" else None,
             last_referenced=block.meta.get("ref") or None,
             origin=toolmem.decode_src(src) if src and sector == "semantic" else None,
+            stale=found.reason if found is not None else None,
+            moved=dict(found.moved) if found is not None and found.moved else None,
         )
 
     def semantic_entries(self) -> list[Entry]:
@@ -326,6 +358,9 @@ class MemoryState:
             sector: Sector = "episodic" if b.meta.get("sec") == "episodic" else "semantic"
             entry = self.entry(b, sector)
             entry.category = b.category
+            if entry.stale is not None:  # the archive is not served: evidence is moot there
+                entry.stale, entry.moved = None, None
+                entry.state = "active" if entry.state == "stale" else entry.state
             out.append(entry)
         return out
 

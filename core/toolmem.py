@@ -12,6 +12,9 @@ The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<ite
 * screened out (``_screen`` found a credential) or unusable: reported, never copied;
 * an entry that came from this source exists (the ledger's id, else a line whose metadata
   names the source and whose text is the note's): updated in place, one entry, logged;
+* a restatement of an entry the memory injected (a context for a session showed it): an echo
+  of our own fact, kept in the ledger only (``echo``): no reinforcement, however many files or
+  tools it lands in;
 * otherwise saved through ``saving.save_semantic`` (contradiction and restatement handling as
   for any save) at ``IMPORT_CONFIDENCE``; the entry it lands in records ``src`` in its
   metadata when it has no source yet.
@@ -47,6 +50,10 @@ DEFAULT_CATEGORY = "project_context"
 FACT_LIMIT = 400  # characters of one imported fact (one line of semantic.md)
 CLAUDE_KEY_LIMIT = 200  # Claude Code cuts a project key here and appends a hash
 CLAUDE_INDEX = "MEMORY.md"
+# Claude Code loads this many lines of its index (MEMORY.md) at a session's start; a memory
+# file no line of them points to is one it does not know it has.
+CLAUDE_INDEX_LOADED = 200
+_LINK = re.compile(r"\]\(\s*<?(?:\./)?([^)<>\s]+\.md)>?\s*\)")
 
 
 # -- the privacy screen ----------------------------------------------------------------------
@@ -196,6 +203,12 @@ def bullet_notes(tool: str, file_name: str, text: str, sig: str) -> list[Note]:
         note.blocked = _screen(fact) or _usable(fact)
         notes.append(note)
     return notes
+
+
+def index_targets(text: str) -> list[str]:
+    """The memory files the loaded part of Claude Code's index links to (``[t](file.md)``)."""
+    lines = text.splitlines()[:CLAUDE_INDEX_LOADED]
+    return sorted({m.group(1) for line in lines for m in _LINK.finditer(line)})
 
 
 def index_lines(text: str) -> int:

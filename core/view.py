@@ -27,6 +27,10 @@ def view(memory: MemoryState) -> MemoryView:
         problem_map=memory.problems(),
         reinforce_on=memory.settings.reinforce_on,
         shown={k: frozenset(v) for k, v in memory.state.shown.items()},
+        indexed={
+            tool: frozenset(f"{tool}:{name}" for name in info.get("files", ()))
+            for tool, info in memory.state.indexes.items()
+        },
     )
 
 
@@ -40,6 +44,8 @@ class MemoryView:
     problem_map: dict[str, list[str]]
     reinforce_on: str = "injected"
     shown: Mapping[str, frozenset[str]] = field(default_factory=dict)  # session tag -> ids
+    # tool -> the sources its own index points to (what it loads); absent: no index known
+    indexed: Mapping[str, frozenset[str]] = field(default_factory=dict)
     _index: list[ctx.ContextIndex] = field(default_factory=list, compare=False, repr=False)
     _results: dict[tuple[Any, ...], ContextResult] = field(
         default_factory=dict, compare=False, repr=False
@@ -58,8 +64,15 @@ class MemoryView:
         return self.problem_map
 
     def origin_ids(self, tool: str) -> frozenset[str]:
-        """The ids of the facts imported from ``tool``'s own memory."""
-        return frozenset(e.id for e in self.semantic if toolmem.source_tool(e.origin) == tool)
+        """The ids of the facts imported from ``tool``'s own memory that it loads itself: for a
+        tool with an index (Claude Code's MEMORY.md), only the files the index points to; a
+        fact whose index line it lost is one it no longer sees, so it is served (issue 29)."""
+        pointed = self.indexed.get(tool)
+        return frozenset(
+            e.id
+            for e in self.semantic
+            if toolmem.source_tool(e.origin) == tool and (pointed is None or e.origin in pointed)
+        )
 
     def index(self) -> ctx.ContextIndex:
         if not self._index:  # built once per view, on first use (a race builds it twice: fine)
@@ -75,6 +88,7 @@ class MemoryView:
                             and e.original_confidence >= ctx.INSTRUCTION_MIN,
                         )
                         for e in self.semantic
+                        if e.stale is None  # a path it names is gone: not served as fact
                     ],
                     [
                         ctx.Candidate(

@@ -7,6 +7,8 @@ the same, and so are the files' entries afterwards.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +304,38 @@ def test_help_documents_exit_codes(cli: Cli) -> None:
         assert line in text
     for name in ("start", "doctor", "save-semantic", "review", "service"):
         assert name in text
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_entries_and_review_say_which_path_is_gone(cli: Cli, daemon: Any, project: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+    daemon.register(project)
+    git("init", "-q")
+    git("config", "user.email", "dev@example.com")
+    git("config", "user.name", "Dev")
+    (project / "src").mkdir()
+    (project / "src" / "auth.py").write_text("def check(token): ...\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "API.md").write_text("# The API\n")  # not a copy: git pairs copies
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    auth = cli.result("save-semantic", "Tokens are checked in src/auth.py", "--confidence", "0.9")
+    api = cli.result("save-semantic", "The API is documented in docs/API.md", "--confidence", "0.9")
+    cli("init", "--session", "one")
+    git("mv", "src/auth.py", "src/login.py")
+    (project / "docs" / "API.md").unlink()
+    cli("init", "--session", "two")
+    auth_id, api_id = auth["entry"]["id"], api["entry"]["id"]
+    listed = cli("entries", "--wide").stdout
+    assert f"stale {auth_id}: `src/auth.py` was renamed to `src/login.py`" in listed
+    assert f"stale {api_id}: `docs/API.md` no longer exists" in listed
+    review = cli("review").stdout
+    assert "rewrite" in review and "`docs/API.md` no longer exists" in review
+    assert "waiting for your decision" in cli("maintain").stdout
+    rewrote = cli("review", "--apply", auth_id, "rewrite").stdout
+    assert "Rewrote" in rewrote and "src/login.py" in rewrote
+    texts = {e["id"]: e["text"] for e in cli.result("entries")["entries"]}
+    assert texts[auth_id] == "Tokens are checked in src/login.py"
+    assert texts[api_id] == "The API is documented in docs/API.md"  # nothing deleted

@@ -33,6 +33,8 @@ Always use pnpm, never npm, in this repository.
 **Why:** the lockfile is pnpm-lock.yaml.
 **How to apply:** run pnpm install.
 """
+# Claude Code's index line for it, as Claude Code writes it in MEMORY.md.
+PNPM_INDEX = "- [Use pnpm](feedback_pnpm.md) — installs with pnpm, never npm\n"
 SECRET = """---
 name: staging-key
 description: key for staging
@@ -152,7 +154,9 @@ def test_context_for_a_tool_leaves_out_its_own_facts(
 ) -> None:
     _git(project)
     cli("init")
-    (claude_folder(user_home, project) / "feedback_pnpm.md").write_text(PNPM)
+    folder = claude_folder(user_home, project)
+    (folder / "feedback_pnpm.md").write_text(PNPM)
+    (folder / "MEMORY.md").write_text(PNPM_INDEX)  # Claude Code loads what its index names
     cli("save-semantic", "Run the linter before every commit", "--category", "quality_rule")
     cli.result("import")
     # 0.70 is the medium band: injected when relevant to the task (core/context.py)
@@ -163,6 +167,18 @@ def test_context_for_a_tool_leaves_out_its_own_facts(
     assert "pnpm" in everyone and "pnpm" in for_gemini
     assert "pnpm" not in for_claude and "Run the linter" in for_claude
 
+    # Claude Code's index loses the line (it rewrote MEMORY.md): it no longer knows the fact,
+    # so the fact is served to it like to any other tool (issue 29).
+    (folder / "MEMORY.md").write_text("- [Style](feedback_style.md) — other things\n")
+    cli.result("import")
+    assert "pnpm" in cli("context", *task, "--for", "claude").stdout
+    (folder / "MEMORY.md").unlink()  # no index at all: nothing is loaded by Claude Code
+    cli.result("import")
+    assert "pnpm" in cli("context", *task, "--for", "claude").stdout
+    (folder / "MEMORY.md").write_text(PNPM_INDEX)  # the line is back: left out again
+    cli.result("import")
+    assert "pnpm" not in cli("context", *task, "--for", "claude").stdout
+
 
 def test_session_start_hook_imports_and_serves_without_doubling(
     cli: Cli, project: Path, user_home: Path
@@ -170,6 +186,7 @@ def test_session_start_hook_imports_and_serves_without_doubling(
     _git(project)
     cli("init")
     (claude_folder(user_home, project) / "feedback_pnpm.md").write_text(PNPM)
+    (claude_folder(user_home, project) / "MEMORY.md").write_text(PNPM_INDEX)
     cli.result("import", "--dry-run")  # changes nothing: the hook still has it to import
     hook_input = {
         "session_id": "s-1",

@@ -106,3 +106,58 @@ def test_the_lock_wait_is_bounded_by_a_deadline(tmp_path: Path) -> None:
     assert MemoryStore(tmp_path).semantic_entries() == []  # nothing was written
     with project_lock(store.memory_dir, deadline=time.monotonic()):  # free: taken at once
         pass
+
+
+def test_the_index_points_to_files_in_the_lines_claude_code_loads() -> None:
+    from maestro_memory.core.toolmem import CLAUDE_INDEX_LOADED, index_targets
+
+    lines = ["# Memory", "- [Tabs](feedback_tabs.md) — tabs", "* [x](./project_x.md)"]
+    lines += ["- plain line, no link", "- [web](https://example.com/a.html)"]
+    lines += [f"- filler {n}" for n in range(CLAUDE_INDEX_LOADED)]
+    lines.append("- [Late](feedback_late.md) — past what Claude Code loads")
+    assert index_targets("\n".join(lines)) == ["feedback_tabs.md", "project_x.md"]
+
+
+def test_only_what_the_index_points_to_is_left_out_for_claude() -> None:
+    m = memory()
+    notes = [
+        claude_note("a.md", fact_file("Staging resets every Monday."), "1"),
+        claude_note("b.md", fact_file("Deploys freeze on Fridays."), "1"),
+    ]
+    m.import_notes(notes, ["claude"], {"claude": {"sig": "9:1", "files": ["a.md"]}})
+    block = m.build_context(task="staging resets and deploys freeze", for_tool="claude").context
+    assert "Monday" not in block and "Fridays" in block
+    again = m.import_notes(notes, ["claude"], {"claude": {"sig": "", "files": []}})
+    assert again.unchanged == 2
+    block = m.build_context(task="staging resets and deploys freeze", for_tool="claude").context
+    assert "Monday" in block and "Fridays" in block
+
+
+def test_a_fact_we_injected_that_a_tool_saves_again_does_not_reinforce_itself() -> None:
+    m = memory()
+    ours = m.save_semantic("Staging resets every Monday.", "project_context", 0.8).entry
+    assert ours is not None
+    shown = m.build_context(session_id="s1")  # injected into a session
+    m.reinforce_referenced(shown.relevant, "s1")
+    before = {e.id: (e.confidence, e.origin) for e in m.semantic_entries()}
+    notes = [  # the tool's model kept what we gave it, in two files, and another tool too
+        claude_note("project_staging.md", fact_file("Staging resets every Monday."), "1"),
+        claude_note("project_staging2.md", fact_file("Staging resets every Monday."), "1"),
+        *bullet_notes("gemini", "MEMORY.md", "- Staging resets every Monday.\n", "1"),
+    ]
+    report = m.import_notes(notes, ["claude", "gemini"])
+    assert [r["action"] for r in report.imported] == ["echoed"] * 3
+    assert {e.id: (e.confidence, e.origin) for e in m.semantic_entries()} == before
+    assert m.import_notes(notes, ["claude", "gemini"]).unchanged == 3
+    # The tool deletes its copies: nothing of ours is flagged.
+    assert m.import_notes([], ["claude", "gemini"]).flagged == []
+    assert [e.state for e in m.semantic_entries()] == ["active"]
+
+    # A fact never injected that two files hold: an independent restatement still counts.
+    fresh = [
+        claude_note("a.md", fact_file("Deploys freeze on Fridays."), "1"),
+        claude_note("b.md", fact_file("Deploys freeze on Fridays."), "1"),
+    ]
+    m.import_notes(fresh, ["claude"])
+    (friday,) = [e for e in m.semantic_entries() if "Fridays" in e.text]
+    assert friday.confidence == 0.8  # 0.70, restated once by the second file

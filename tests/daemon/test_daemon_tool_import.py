@@ -170,3 +170,35 @@ def test_relevant_tool_events() -> None:
     assert not relevant(TOOLS_ROLE, 0, "notes.txt")
     assert relevant(TOOLS_ROLE, 0, "memory", frozenset({"memory"}))  # a folder appearing
     assert not relevant(TOOLS_ROLE, 0, "other", frozenset({"memory"}))
+
+
+def test_a_fact_whose_index_line_claude_lost_is_served_to_claude(
+    daemon_factory: DaemonFactory, tmp_path: Path, project: Path
+) -> None:
+    """Issue 29: Claude Code loads the files its MEMORY.md points to; a fact whose line the
+    index lost is one it no longer sees, so the daemon serves it to Claude Code too."""
+    home = tmp_path / "user"
+    MemoryStore(project).initialize("setup")
+    folder = home / ".claude" / "projects" / claude_project_key(str(project)) / "memory"
+    folder.mkdir(parents=True)
+    (folder / "feedback_tabs.md").write_text(memory_file("Indent the Makefiles with tabs."))
+    (folder / "MEMORY.md").write_text("- [Tabs](feedback_tabs.md) — tabs in Makefiles\n")
+    daemon = start(daemon_factory, home)
+    daemon.register(project)
+    task = "indent the Makefiles"
+
+    def for_claude() -> str:
+        block: str = daemon.result("build_context", project, task=task, for_tool="claude")[
+            "context"
+        ]
+        return block
+
+    wait_for(
+        lambda: with_origin(daemon, project, "claude:feedback_tabs.md"),
+        DEADLINE,
+        message="the import",
+    )
+    assert "tabs" not in for_claude()  # the index points to it: Claude Code loads it
+    (folder / "MEMORY.md").write_text("- [Other](feedback_other.md) — something else\n")
+    wait_for(lambda: "Makefiles with tabs" in for_claude(), DEADLINE, message="served")
+    assert "Makefiles with tabs" in daemon.result("build_context", project, task=task)["context"]

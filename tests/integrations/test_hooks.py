@@ -181,6 +181,29 @@ def test_a_prompt_brings_what_memory_holds_about_it_once(
     assert again.returncode == 0 and again.stdout == b""  # nothing this session has not seen
 
 
+def test_a_prompt_brings_back_an_older_session_note_about_it(
+    maestro_home: Path, project: Path
+) -> None:
+    """Issue 29: "Recent context" holds the five newest notes; an older one the prompt is about
+    comes back in the prompt's block (it used to be out of reach)."""
+    s = MemoryStore(project)
+    s.save_session_note("Task: moved the invoice PDF renderer to weasyprint", "old-1")
+    for n in range(6):  # six newer sessions about other things push it out of the five
+        s.save_session_note(f"Task: tidy the dashboard widgets, round {n}", f"new-{n}")
+    start, _ = hook("session-start", start_payload(project, session="p1"))
+    assert "invoice PDF renderer" not in claude_reads(start.stdout, "SessionStart")
+    prompt = {
+        "session_id": "p1",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "The invoice PDF renderer crashes on long tables, why?",
+    }
+    proc, _ = hook("user-prompt", prompt)
+    context = claude_reads(proc.stdout, "UserPromptSubmit")
+    assert "moved the invoice PDF renderer to weasyprint" in context
+    assert "dashboard widgets" not in context  # not about the prompt, and already shown
+
+
 def test_stop_is_not_a_session_end(maestro_home: Path, project: Path) -> None:
     s = MemoryStore(project, clock=lambda: "2026-01-01", settings=Settings(decay_unit="session"))
     s.save_semantic("Likes emoji in commit messages", "user_preference", 0.3)

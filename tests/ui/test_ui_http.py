@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -380,3 +381,39 @@ def test_when_the_daemon_is_required_and_absent_the_page_says_so(
         assert b"Always run the tests" not in body
     finally:
         assert server.stop() == 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_stale_entry_shows_why_and_the_review_rewrites_it(ui_factory: Any, project: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "dev@example.com")
+    git("config", "user.name", "Dev")
+    (project / "src").mkdir()
+    (project / "src" / "auth.py").write_text("x\n")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    with Client(project, direct=True) as client:
+        fact = "Session tokens are validated in `src/auth.py`."
+        entry_id = client.save_semantic(fact, "architecture_decision", 0.9)["entry"]["id"]
+        client.initialize("s1")
+        git("mv", "src/auth.py", "src/login.py")
+        git("commit", "-qm", "rename")
+        client.initialize("s2")  # the session start that notices
+    server = ui_factory(project)
+    cookie = login(server)
+    status, _, body = request(server, "GET", "/api/overview", headers={"Cookie": cookie})
+    assert status == 200
+    data = json.loads(body)
+    (entry,) = [e for e in data["semantic"] if e["id"] == entry_id]
+    assert entry["band"] == "stale" and entry["state"] == "stale"
+    assert entry["stale"] == "`src/auth.py` was renamed to `src/login.py`"
+    assert [p["action"] for p in data["review"] if p["entry"]["id"] == entry_id] == ["rewrite"]
+    assert entry_id not in data["context"]["included"]
+    headers = {"Cookie": cookie, "Origin": server.origin, "X-CSRF-Token": csrf(server, cookie)}
+    status, _ = post_review(server, entry_id, "rewrite", headers)
+    assert status == 200
+    (line,) = [x for x in semantic_text(project).splitlines() if "<!-- mm:" in x]
+    assert "] Session tokens are validated in `src/login.py`." in line

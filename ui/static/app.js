@@ -10,6 +10,7 @@ const BANDS = {
   relevant: "included when relevant",
   queried: "only when queried",
   flagged: "flagged",
+  stale: "not served: a path it names is gone",
   contradicted: "contradicted",
   archived: "archived",
 };
@@ -92,7 +93,9 @@ function bar(value, max) {
 function actions(entry, proposal) {
   const box = el("span", "actions");
   if (proposal) {
-    for (const [action, label] of ACTIONS) {
+    // An entry naming a path git saw renamed can be rewritten to the new path (core/evidence.py).
+    const offered = proposal.action === "rewrite" ? [["rewrite", "Rewrite path"], ...ACTIONS] : ACTIONS;
+    for (const [action, label] of offered) {
       const b = el("button", action === proposal.action ? "proposed" : "", label);
       b.type = "button";
       b.dataset.action = action;
@@ -140,6 +143,7 @@ function entryItem(entry, extra) {
     facts.appendChild(el("span", "", since === 0 ? "reinforced since last decay" : since + " session" + (since === 1 ? "" : "s") + " without reinforcement"));
   }
   if (entry.state && entry.state !== "active") facts.appendChild(el("span", "state", entry.state));
+  if (entry.stale) facts.appendChild(el("span", "stale-reason", entry.stale));
   if (entry.origin) {
     const origin = el("span", "origin", originText(entry.origin));
     origin.title = entry.origin;
@@ -192,7 +196,7 @@ function renderReview(proposals) {
   $("review-count").textContent = String(proposals.length);
   if (!proposals.length) root.appendChild(el("li", "empty", "Nothing to review: no entry is flagged."));
   for (const p of proposals) {
-    const entry = Object.assign({}, p.entry, { band: p.entry.sector === "semantic" ? "flagged" : undefined });
+    const entry = Object.assign({}, p.entry, { band: p.entry.sector === "semantic" ? (p.entry.stale ? "stale" : "flagged") : undefined });
     root.appendChild(entryItem(entry, { proposal: p, reason: "Proposed: " + p.action + " (" + p.reason + ")" }));
   }
 }

@@ -42,7 +42,7 @@ POLL_INTERVAL = 0.05
 DEFAULT_CATEGORY = "project_context"
 DEFAULT_EPISODIC_SESSION = "manual"
 SESSION_ENV = "MAESTRO_SESSION_ID"
-DECISIONS = ("remove", "archive", "reinforce")
+DECISIONS = ("remove", "archive", "reinforce", "rewrite")
 BACKGROUND_LOG = "maestrod.out.log"
 NOT_RUNNING_HINT = (
     "Start it with 'maestroctl start', or have it start at login with "

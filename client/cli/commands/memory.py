@@ -221,13 +221,21 @@ def _maintenance_text(report: dict[str, Any], project: str) -> str:
             "(dry run, nothing changed):\n" + _proposal_table(proposals)
         )
     counts = report.get("counts") or {}
+    waiting = [p for p in proposals if p.get("action") in WAITING]
+    wait = (
+        f"  {out.plural(len(waiting), 'entry names', 'entries name')} a path that is gone: "
+        "waiting for your decision ('maestroctl review')."
+    )
     if not report.get("applied"):
-        return f"{where}: nothing to maintain (no entry is below the thresholds)."
+        done = f"{where}: nothing to maintain (no entry is below the thresholds)."
+        return done + ("\n" + wait if waiting else "")
     lines = [
         f"{where}: removed {counts.get('remove', 0)}, archived {counts.get('archive', 0)}, "
         f"reinforced {counts.get('reinforce', 0)}."
     ]
     lines += [f"  {line.lstrip('-').strip()}" for line in report.get("log_lines") or []]
+    if waiting:
+        lines.append(wait)
     return "\n".join(lines)
 
 
@@ -303,11 +311,20 @@ def _review_args(p: argparse.ArgumentParser) -> None:
         "--apply",
         nargs=2,
         metavar=("ID", "ACTION"),
-        help="apply one decision: ACTION is remove, archive or reinforce",
+        help="apply one decision: ACTION is remove, archive or reinforce (for an entry naming "
+        "a path that is gone: keep it), or rewrite (put the path git saw it renamed to in the "
+        "text)",
     )
 
 
-_PAST = {"remove": "Removed", "archive": "Archived", "reinforce": "Reinforced"}
+_PAST = {
+    "remove": "Removed",
+    "archive": "Archived",
+    "reinforce": "Reinforced",
+    "rewrite": "Rewrote",
+}
+# Proposals for an entry naming a path that is gone (core/evidence.py): they wait for a person.
+WAITING = ("rewrite", "review")
 
 
 @command(
@@ -322,7 +339,7 @@ def cmd_review(ctx: Context, ns: argparse.Namespace) -> Outcome:
             return memory_outcome(ctx, report, "No entries need review.")
         text = (
             _proposal_table(proposals) + "\n\nApply one: maestroctl review --apply ID "
-            "remove|archive|reinforce"
+            "remove|archive|reinforce|rewrite"
         )
         return memory_outcome(ctx, report, text)
     entry_id, action = ns.apply
@@ -332,6 +349,8 @@ def cmd_review(ctx: Context, ns: argparse.Namespace) -> Outcome:
     applied = (report.get("applied") or [{}])[0]
     entry = applied.get("entry") or {}
     text = f'{_PAST[action]} {entry.get("id", entry_id)}: "{entry.get("text", "")}".'
+    if action == "rewrite" and report.get("log_lines"):
+        text += "\n  " + str(report["log_lines"][0]).lstrip("-").strip()
     return memory_outcome(ctx, report, text)
 
 
@@ -402,6 +421,10 @@ def cmd_entries(ctx: Context, ns: argparse.Namespace) -> Outcome:
         return memory_outcome(ctx, r, "No entries.", notice)
     rows = [[*_entry_row(e), e.get("text")] for e in entries]
     text = out.table([*ENTRY_HEADERS, "TEXT"], rows, overflow=_overflow(ns))
+    stale = [f"stale {e.get('id')}: {e['stale']}" for e in entries if e.get("stale")]
+    if stale:  # out of the context until reviewed (core/evidence.py)
+        stale.append("Not served as fact until reviewed: 'maestroctl review'.")
+        text += "\n\n" + "\n".join(stale)
     return memory_outcome(ctx, r, text, notice)
 
 
