@@ -1,4 +1,5 @@
-"""``Client``: one typed method per protocol op, over the daemon's socket or in direct mode.
+"""``Client``: one typed method per protocol op (``OpMethods``), over the daemon's socket or in
+direct mode.
 
 Transport (daemon mode): a DEALER socket with ``LINGER 0``. Each request carries a fresh id and
 the caller's pid; the reply with that id is awaited for ``timeout`` seconds, and replies with any
@@ -77,102 +78,29 @@ def _drop_none(**kwargs: Any) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if v is not None}
 
 
-class Client:
-    """Talk to ``maestrod``, or to the memory files directly when it is not running.
+class OpMethods:
+    """One typed method per protocol op, each a thin call of ``call`` (``Client`` supplies it
+    and the dispatch: daemon, direct mode, the timeout policy)."""
 
-    ``project`` is the default project of the memory ops (each method also takes
-    ``project=``); it is resolved to its canonical path the way the daemon resolves it.
-    A ``Client`` may be shared between threads (calls are serialised) and survives ``fork``
-    (the child makes its own socket). Use it as a context manager, or call ``close()``.
-    """
+    project: str | None
 
-    def __init__(
+    def call(
         self,
-        project: str | os.PathLike[str] | None = None,
+        op: str,
+        args: Mapping[str, Any] | None = None,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
-        retries: int = 1,
-        require_daemon: bool | None = None,
-        direct: bool = False,
-        paths: Paths | None = None,
-        lock_deadline: float | None = None,
-        fallback_after_timeout: bool = False,
-        on_fallback: Callable[[str], None] | None = None,
-    ) -> None:
-        """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
-        take the project lock by then fails (``internal``, "held by another writer") instead
-        of waiting for it — for a hook's bounded work. None waits.
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        raise NotImplementedError
 
-        The timeout policy, one for every caller: a daemon that does not answer within
-        ``timeout`` raises ``DaemonTimeout`` (it may still apply the op). With
-        ``fallback_after_timeout`` (the agent hooks set it), a memory op that is safe to repeat
-        (``IDEMPOTENT_OPS``) runs again in direct mode instead, and so does every later call
-        of this client; ``on_fallback`` is told why, once."""
-        if timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {timeout!r}")
-        if retries < 0:
-            raise ValueError(f"retries must be zero or more, got {retries!r}")
-        self.project: str | None = None if project is None else os.fspath(project)
-        self.timeout = float(timeout)
-        self.retries = retries
-        self.require_daemon = (
-            require_daemon_from_env() if require_daemon is None else require_daemon
-        )
-        if direct and self.require_daemon:
-            raise ValueError("direct=True and require_daemon=True exclude each other")
-        self.direct = direct
-        #: How the last successful call was served: "daemon", "direct", or None.
-        self.last_via: Via | None = None
-        self._paths = paths
-        self.lock_deadline = lock_deadline
-        self.fallback_after_timeout = fallback_after_timeout
-        self.on_fallback = on_fallback
-        self._lock = threading.RLock()
-        self._context: zmq.Context[Any] | None = None
-        self._socket: zmq.Socket[Any] | None = None
-        self._pid = os.getpid()
-        self._counter = 0
-        self._id_prefix = os.urandom(4).hex()
-        self._rcvtimeo = -1  # the RCVTIMEO last set on the socket, in ms
-        self._probe_paths: tuple[str, str] | None = None
+    def _call_or_read(
+        self, op: str, args: dict[str, Any], project: str | os.PathLike[str] | None
+    ) -> Result:
+        raise NotImplementedError
 
-    # -- lifecycle -------------------------------------------------------------------------------
-    def __enter__(self) -> Client:
-        return self
+    def _project_path(self, project: str | os.PathLike[str] | None) -> str:
+        raise NotImplementedError
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._drop_socket()
-            if self._context is not None:
-                if self._pid == os.getpid():
-                    self._context.term()
-                self._context = None
-
-    @property
-    def paths(self) -> Paths:
-        """The daemon's paths for this user (or ``MAESTRO_HOME``), as the daemon resolves them."""
-        if self._paths is None:
-            import warnings
-
-            from ..common import paths
-
-            with warnings.catch_warnings():
-                # platformdirs warns when XDG_RUNTIME_DIR is unset and it falls back to /tmp;
-                # the daemon resolves the same fallback, so there is nothing to tell the user.
-                warnings.simplefilter("ignore")
-                self._paths = paths.resolve()
-        return self._paths
-
-    def daemon_running(self) -> bool:
-        """Whether a daemon is listening, from the socket and lock files alone (no waiting)."""
-        if self._probe_paths is None:  # resolved once: this runs before every request
-            self._probe_paths = (str(self.paths.socket_path), str(self.paths.lock_path))
-        return daemon_listening(*self._probe_paths)
-
-    # -- the ops -----------------------------------------------------------------------------
     def hello(self) -> HelloReply:
         return cast("HelloReply", self.call("hello"))
 
@@ -363,6 +291,103 @@ class Client:
     def shutdown(self) -> ShutdownReply:
         return cast("ShutdownReply", self.call("shutdown"))
 
+
+class Client(OpMethods):
+    """Talk to ``maestrod``, or to the memory files directly when it is not running.
+
+    ``project`` is the default project of the memory ops (each method also takes
+    ``project=``); it is resolved to its canonical path the way the daemon resolves it.
+    A ``Client`` may be shared between threads (calls are serialised) and survives ``fork``
+    (the child makes its own socket). Use it as a context manager, or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = 1,
+        require_daemon: bool | None = None,
+        direct: bool = False,
+        paths: Paths | None = None,
+        lock_deadline: float | None = None,
+        fallback_after_timeout: bool = False,
+        on_fallback: Callable[[str], None] | None = None,
+    ) -> None:
+        """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
+        take the project lock by then fails (``internal``, "held by another writer") instead
+        of waiting for it — for a hook's bounded work. None waits.
+
+        The timeout policy, one for every caller: a daemon that does not answer within
+        ``timeout`` raises ``DaemonTimeout`` (it may still apply the op). With
+        ``fallback_after_timeout`` (the agent hooks set it), a memory op that is safe to repeat
+        (``IDEMPOTENT_OPS``) runs again in direct mode instead, and so does every later call
+        of this client; ``on_fallback`` is told why, once."""
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout!r}")
+        if retries < 0:
+            raise ValueError(f"retries must be zero or more, got {retries!r}")
+        self.project: str | None = None if project is None else os.fspath(project)
+        self.require_daemon = (
+            require_daemon_from_env() if require_daemon is None else require_daemon
+        )
+        if direct and self.require_daemon:
+            raise ValueError("direct=True and require_daemon=True exclude each other")
+        self.direct = direct
+        #: How the last successful call was served: "daemon", "direct", or None.
+        self.last_via: Via | None = None
+        self._paths = paths
+        self.lock_deadline = lock_deadline
+        self.fallback_after_timeout = fallback_after_timeout
+        self.on_fallback = on_fallback
+        self._lock = threading.RLock()
+        self._transport = _Transport(
+            float(timeout), retries, lambda: self.paths, self.daemon_running
+        )
+        self._probe_paths: tuple[str, str] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._transport.close()
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a daemon call waits for its reply."""
+        return self._transport.timeout
+
+    @property
+    def retries(self) -> int:
+        """How many times a call that is safe to repeat is sent again after a timeout."""
+        return self._transport.retries
+
+    @property
+    def paths(self) -> Paths:
+        """The daemon's paths for this user (or ``MAESTRO_HOME``), as the daemon resolves them."""
+        if self._paths is None:
+            import warnings
+
+            from ..common import paths
+
+            with warnings.catch_warnings():
+                # platformdirs warns when XDG_RUNTIME_DIR is unset and it falls back to /tmp;
+                # the daemon resolves the same fallback, so there is nothing to tell the user.
+                warnings.simplefilter("ignore")
+                self._paths = paths.resolve()
+        return self._paths
+
+    def daemon_running(self) -> bool:
+        """Whether a daemon is listening, from the socket and lock files alone (no waiting)."""
+        if self._probe_paths is None:  # resolved once: this runs before every request
+            self._probe_paths = (str(self.paths.socket_path), str(self.paths.lock_path))
+        return daemon_listening(*self._probe_paths)
+
     # -- dispatch ----------------------------------------------------------------------------
     def call(
         self,
@@ -398,7 +423,7 @@ class Client:
                     and not self.require_daemon
                     and _repeatable(op, payload)
                 ):
-                    self._drop_socket()
+                    self._transport.drop_socket()
                     self.direct = True  # a daemon that timed out once: not waited for again
                     if self.on_fallback is not None:
                         self.on_fallback(f"{exc.message}; using the files directly")
@@ -418,6 +443,10 @@ class Client:
                 raise
             self.last_via = "daemon"
             return result
+
+    def _request(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
+        """One request to the daemon, retried if safe: no liveness probe, no direct mode."""
+        return self._transport.request(op, project, args)
 
     def _not_running_message(self, op: str) -> str:
         if op in MEMORY_OP_NAMES:
@@ -494,15 +523,49 @@ class Client:
         self.last_via = "direct"
         return result
 
-    # -- daemon mode -------------------------------------------------------------------------
-    def _request(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
+
+class _Transport:
+    """Daemon mode's wire: one DEALER socket per process (a forked child makes its own), a
+    fresh id per request, the bounded wait for the reply with that id, and the retries of what
+    is safe to repeat (see the module docstring)."""
+
+    def __init__(
+        self,
+        timeout: float,
+        retries: int,
+        paths: Callable[[], Paths],
+        daemon_running: Callable[[], bool],
+    ) -> None:
+        self.timeout = timeout
+        self.retries = retries
+        self._get_paths = paths
+        self.daemon_running = daemon_running
+        self._context: zmq.Context[Any] | None = None
+        self._socket: zmq.Socket[Any] | None = None
+        self._pid = os.getpid()
+        self._counter = 0
+        self._id_prefix = os.urandom(4).hex()
+        self._rcvtimeo = -1  # the RCVTIMEO last set on the socket, in ms
+
+    @property
+    def paths(self) -> Paths:
+        return self._get_paths()
+
+    def close(self) -> None:
+        self.drop_socket()
+        if self._context is not None:
+            if self._pid == os.getpid():
+                self._context.term()
+            self._context = None
+
+    def request(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         repeatable = _repeatable(op, args)
         attempts = 1 + (self.retries if repeatable else 0)
         for attempt in range(1, attempts + 1):
             try:
                 return self._roundtrip(op, project, args)
             except _NoReply:
-                self._drop_socket()
+                self.drop_socket()
                 if attempt == attempts:
                     break
                 if not self.daemon_running():
@@ -538,7 +601,7 @@ class Client:
             self._rcvtimeo = -1
         return self._socket
 
-    def _drop_socket(self) -> None:
+    def drop_socket(self) -> None:
         if self._socket is not None:
             if self._pid == os.getpid():
                 self._socket.close(linger=0)
@@ -570,7 +633,7 @@ class Client:
         except zmq.Again:
             raise _NoReply from None
         except zmq.ZMQError as exc:
-            self._drop_socket()
+            self.drop_socket()
             raise DaemonUnavailable(
                 f"cannot talk to maestrod at {self.paths.endpoint}: {exc}"
             ) from exc

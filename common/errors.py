@@ -3,7 +3,7 @@
 ::
 
     MaestroError                     .code (a string), .message (for people)
-    ├── core.MemoryError_            bad input; changes nothing (also a ValueError)  bad_request
+    ├── core.InputError              bad input; changes nothing (also a ValueError)  bad_request
     │   ├── core.NotFoundError       an entry id that names no entry                 not_found
     │   └── core.RejectedError       well-formed, but the memory refuses it          rejected
     ├── core.MemoryWriteError        the files could not be written; the previous     internal

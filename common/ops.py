@@ -25,8 +25,8 @@ from ..core.model import (
     Entry,
     ForgetReport,
     InitReport,
+    InputError,
     MaintenanceReport,
-    MemoryError_,
     NotFoundError,
     RejectedError,
 )
@@ -51,6 +51,11 @@ class Backend(Protocol):
 
     def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
         """Reference reinforcement after a context build (may be applied asynchronously)."""
+        ...
+
+    def import_config(self) -> dict[str, Any]:
+        """The ``[import]`` table this process runs with (ValueError when it is wrong): the
+        daemon's is the one it read at start or at the last reload; direct mode reads the file."""
         ...
 
 
@@ -135,7 +140,7 @@ def core_errors(fn: Callable[[], T]) -> T:
         raise OpError(NOT_FOUND, str(exc)) from exc
     except RejectedError as exc:
         raise OpError(REJECTED, str(exc)) from exc
-    except MemoryError_ as exc:
+    except InputError as exc:
         raise OpError(BAD_REQUEST, str(exc)) from exc
 
 
@@ -381,7 +386,7 @@ def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict
     if home is not None and not os.path.isabs(home):
         raise OpError(BAD_REQUEST, "'home' must be an absolute path")
     try:
-        config = toolsources.import_config()
+        config = backend.import_config()
     except ValueError as exc:
         raise OpError(CONFLICT, f"tool memories not imported: bad configuration: {exc}") from exc
     locations = toolsources.locate(project, Path(home) if home else Path.home(), config)
@@ -435,3 +440,9 @@ class DirectBackend:
 
     def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
         self._store_factory(project).mutate(lambda m: m.reinforce_referenced(entry_ids, session_id))
+
+    def import_config(self) -> dict[str, Any]:
+        """Read from config.toml at each call: a direct-mode process is one command."""
+        from . import toolsources
+
+        return toolsources.import_config()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.memory import Settings
-from ..core.model import MemoryError_
+from ..core.model import InputError
 from .errors import MaestroError
 
 
@@ -56,7 +56,7 @@ def core_settings(core: Mapping[str, Any], where: str) -> Settings:
             decay_unit="day" if decay_unit is None else decay_unit,  # type: ignore[arg-type]
             reinforce_on="injected" if reinforce_on is None else reinforce_on,  # type: ignore[arg-type]
         )
-    except MemoryError_ as exc:
+    except InputError as exc:
         raise SettingsError(f"{where}: [core] {exc}") from exc
 
 

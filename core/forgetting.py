@@ -7,7 +7,7 @@ Functions over a ``MemoryState`` (public calls only).
 from __future__ import annotations
 
 from .markdown import EntryBlock, FileKind, RawBlock
-from .model import Entry, ForgetReport, MemoryError_, NotFoundError, Sector, validate_text
+from .model import Entry, ForgetReport, InputError, NotFoundError, Sector, validate_text
 from .secrets import redact
 from .state import MemoryState, log_quote
 
@@ -29,13 +29,13 @@ def forget(memory: MemoryState, entry_ids: object, dry_run: bool = False) -> For
     and archive note; one log line per entry records the id and date, not the text. The one
     deletion the memory makes on request: nothing of the text is kept."""
     if not isinstance(dry_run, bool):
-        raise MemoryError_(f"dry_run must be true or false, got {dry_run!r}")
+        raise InputError(f"dry_run must be true or false, got {dry_run!r}")
     if isinstance(entry_ids, str) or not isinstance(entry_ids, list | tuple) or not entry_ids:
-        raise MemoryError_("entry_ids must be a non-empty list of entry ids")
+        raise InputError("entry_ids must be a non-empty list of entry ids")
     found: dict[str, list[tuple[FileKind, EntryBlock]]] = {}
     for eid in entry_ids:
         if not isinstance(eid, str) or not eid:
-            raise MemoryError_(f"entry ids must be non-empty strings, got {eid!r}")
+            raise InputError(f"entry ids must be non-empty strings, got {eid!r}")
         blocks = memory.blocks_with_id(eid)
         if not blocks:
             raise NotFoundError(f"no entry with id {eid!r}")  # before anything changes

@@ -9,13 +9,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from ..common.agents import AGENTS
 from .contradiction import classify
 from .markdown import EntryBlock, insert_entry
-from .model import CATEGORY_HEADINGS, IMPORT_CONFIDENCE, MemoryError_
+from .model import CATEGORY_HEADINGS, IMPORT_CONFIDENCE, InputError
 from .related import may_relate
 from .saving import save_semantic
 from .state import MemoryState
-from .toolmem import TOOLS, ImportReport, Note, encode_src, source_tool
+from .toolmem import ImportReport, Note, encode_src, source_tool
 
 
 def _text_hash(note: Note) -> str:
@@ -45,8 +46,8 @@ def import_notes(
     ``indexes``: per tool with an index (Claude Code), its signature and the files it points
     to; kept in the ledger, so that a build for that tool leaves out only what it loads."""
     for t in tools:
-        if t not in TOOLS:
-            raise MemoryError_(f"unknown tool {t!r}; expected one of: {', '.join(TOOLS)}")
+        if t not in AGENTS:
+            raise InputError(f"unknown tool {t!r}; expected one of: {', '.join(AGENTS)}")
     for t, seen_index in (indexes or {}).items():
         if t in tools and memory.state.indexes.get(t) != seen_index:
             memory.state.indexes[t] = seen_index

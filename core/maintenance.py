@@ -14,8 +14,8 @@ from .model import (
     FLAG_THRESHOLD,
     REINFORCED_BY_REVIEW,
     Entry,
+    InputError,
     MaintenanceReport,
-    MemoryError_,
     Proposal,
     RejectedError,
     Sector,
@@ -65,7 +65,7 @@ def memory_maintenance(
     memory: MemoryState, decisions: Mapping[str, str] | None = None, dry_run: bool = False
 ) -> MaintenanceReport:
     if not isinstance(dry_run, bool):
-        raise MemoryError_(f"dry_run must be true or false, got {dry_run!r}")
+        raise InputError(f"dry_run must be true or false, got {dry_run!r}")
     proposals = _proposals(memory)
     by_id = {b.id: (kind, b, p) for kind, b, p in proposals}
     chosen: list[tuple[Sector, EntryBlock, Proposal]]
@@ -74,11 +74,11 @@ def memory_maintenance(
         chosen = [x for x in proposals if x[2].action not in evidence.WAITING]
     else:
         if not isinstance(decisions, Mapping):
-            raise MemoryError_("decisions must map entry ids to remove|archive|reinforce")
+            raise InputError("decisions must map entry ids to remove|archive|reinforce")
         chosen = []
         for eid, action in decisions.items():
             if action not in DECISIONS:
-                raise MemoryError_(
+                raise InputError(
                     f"decision for {eid!r} must be one of {', '.join(DECISIONS)}, got {action!r}"
                 )
             if eid not in by_id:

@@ -46,20 +46,20 @@ REINFORCED_BY_REVIEW = 0.5
 IMPORT_CONFIDENCE = 0.7
 
 
-class MemoryError_(MaestroError, ValueError):
+class InputError(MaestroError, ValueError):
     """Base of the core's input errors (a ValueError: bad input changes nothing). The whole
     error tree, from ``MaestroError`` down, is drawn in ``common/errors.py``."""
 
     code = "bad_request"
 
 
-class NotFoundError(MemoryError_):
+class NotFoundError(InputError):
     """An entry id that names no entry."""
 
     code = "not_found"
 
 
-class RejectedError(MemoryError_):
+class RejectedError(InputError):
     """A well-formed request the memory refuses (e.g. a decision for an entry not flagged)."""
 
     code = "rejected"
@@ -74,27 +74,27 @@ class MemoryWriteError(MaestroError, OSError):
 def validate_confidence(value: object, *, name: str = "confidence") -> float:
     """Return ``value`` as a float in [0.0, 1.0] or raise a ValueError naming the problem."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MemoryError_(f"{name} must be a number between 0.0 and 1.0, got {value!r}")
+        raise InputError(f"{name} must be a number between 0.0 and 1.0, got {value!r}")
     number = float(value)
     if number != number or not 0.0 <= number <= 1.0:  # NaN fails the first test
-        raise MemoryError_(f"{name} must be between 0.0 and 1.0, got {value!r}")
+        raise InputError(f"{name} must be between 0.0 and 1.0, got {value!r}")
     return number
 
 
 def validate_text(value: object, *, name: str) -> str:
     """Return ``value`` stripped, or raise if it is not a non-empty string."""
     if not isinstance(value, str):
-        raise MemoryError_(f"{name} must be a string, got {type(value).__name__}")
+        raise InputError(f"{name} must be a string, got {type(value).__name__}")
     text = value.strip()
     if not text:
-        raise MemoryError_(f"{name} must not be empty")
+        raise InputError(f"{name} must not be empty")
     if "\x00" in text:
-        raise MemoryError_(f"{name} must not contain NUL characters")
+        raise InputError(f"{name} must not contain NUL characters")
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate: no file can store it as UTF-8
-            raise MemoryError_(
+            raise InputError(
                 f"{name} is not valid Unicode text (a lone surrogate at character {exc.start})"
             ) from exc
     return text
@@ -102,7 +102,7 @@ def validate_text(value: object, *, name: str) -> str:
 
 def validate_category(value: object) -> str:
     if not isinstance(value, str) or value not in CATEGORY_HEADINGS:
-        raise MemoryError_(f"unknown category {value!r}; expected one of: {', '.join(CATEGORIES)}")
+        raise InputError(f"unknown category {value!r}; expected one of: {', '.join(CATEGORIES)}")
     return value
 
 

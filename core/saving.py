@@ -20,7 +20,7 @@ from .model import (
     DEFAULT_EPISODIC_CONFIDENCE,
     DEFAULT_SEMANTIC_CONFIDENCE,
     Entry,
-    MemoryError_,
+    InputError,
     NotFoundError,
     RejectedError,
     SaveResult,
@@ -230,7 +230,7 @@ def reinforce(
     memory: MemoryState, entry_id: object, confirmed: bool = False, session_id: str | None = None
 ) -> Entry:
     if not isinstance(confirmed, bool):
-        raise MemoryError_(f"confirmed must be true or false, got {confirmed!r}")
+        raise InputError(f"confirmed must be true or false, got {confirmed!r}")
     kind, b = memory.find(entry_id)
     if session_id is not None:
         tag = session_tag(session_id)
@@ -294,9 +294,9 @@ def detect_semantic_signals(
     memory: MemoryState, user_message: object, assistant_response: object = ""
 ) -> list[Signal]:
     if not isinstance(user_message, str):
-        raise MemoryError_(f"user_message must be a string, got {type(user_message).__name__}")
+        raise InputError(f"user_message must be a string, got {type(user_message).__name__}")
     if not isinstance(assistant_response, str):
-        raise MemoryError_(
+        raise InputError(
             f"assistant_response must be a string, got {type(assistant_response).__name__}"
         )
     out = []
@@ -310,7 +310,7 @@ def detect_semantic_signals(
     for found in detect_signals(user_message, assistant_response):
         try:
             validate_fact(found.fact, name="fact")
-        except MemoryError_:
+        except InputError:
             # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
             # no signal; raising here would leave the signals saved before it half-applied.
             continue

@@ -33,7 +33,7 @@ from .markdown import (
 from .model import (
     EPISODIC_CAP,
     Entry,
-    MemoryError_,
+    InputError,
     NotFoundError,
     Sector,
     validate_text,
@@ -73,9 +73,9 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.decay_unit not in DECAY_UNITS:
-            raise MemoryError_(f"decay_unit must be 'day' or 'session', got {self.decay_unit!r}")
+            raise InputError(f"decay_unit must be 'day' or 'session', got {self.decay_unit!r}")
         if self.reinforce_on not in REINFORCE_ON:
-            raise MemoryError_(
+            raise InputError(
                 f"reinforce_on must be 'injected' or 'relevant', got {self.reinforce_on!r}"
             )
         if (
@@ -83,9 +83,7 @@ class Settings:
             or not isinstance(self.episodic_cap, int)
             or (self.episodic_cap < 0)
         ):
-            raise MemoryError_(
-                f"episodic_cap must be a whole number >= 0, got {self.episodic_cap!r}"
-            )
+            raise InputError(f"episodic_cap must be a whole number >= 0, got {self.episodic_cap!r}")
 
 
 @dataclass
@@ -176,14 +174,14 @@ def session_tag(session_id: str) -> str:
 def validate_session(value: object, *, name: str = "session_id") -> str:
     text = validate_text(value, name=name)
     if any(ch in text for ch in "[]\r\n") or "-->" in text or len(text) > 200:
-        raise MemoryError_(f"{name} must be one line of at most 200 characters without brackets")
+        raise InputError(f"{name} must be one line of at most 200 characters without brackets")
     return text
 
 
 def validate_fact(value: object, *, name: str) -> str:
     text = " ".join(validate_text(value, name=name).split())
     if "<!--" in text or "-->" in text:
-        raise MemoryError_(f"{name} must not contain HTML comment markers")
+        raise InputError(f"{name} must not contain HTML comment markers")
     return text
 
 
@@ -368,7 +366,7 @@ class MemoryState:
 
     def find(self, entry_id: object) -> tuple[Sector, EntryBlock]:
         if not isinstance(entry_id, str) or not entry_id:
-            raise MemoryError_(f"entry_id must be a non-empty string, got {entry_id!r}")
+            raise InputError(f"entry_id must be a non-empty string, got {entry_id!r}")
         for kind in SECTORS:
             for b in self.docs[kind].entries():
                 if b.id == entry_id:

@@ -39,7 +39,6 @@ from .injected import strip_injected
 from .model import _ToDict
 from .secrets import screen, strip_private
 
-TOOLS: tuple[str, ...] = ("claude", "gemini", "codex")
 # Claude Code's memory types -> the spec's categories.
 TYPE_CATEGORIES: dict[str, str] = {
     "feedback": "quality_rule",

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..common.agents import AGENTS
 from . import context as ctx
 from . import toolmem
 from .injected import strip_injected
-from .model import ContextResult, Entry, MemoryError_
+from .model import ContextResult, Entry, InputError
 from .state import MemoryState, session_tag, validate_session
 
 RESULT_CACHE = 256  # context results kept per snapshot
@@ -115,23 +116,21 @@ class MemoryView:
     ) -> ContextResult:
         """``unseen_only`` (a prompt's block; needs ``session_id``): only entries relevant to
         the task or query that no earlier build for this session has shown. ``for_tool`` (an
-        agent tool, ``core/toolmem.TOOLS``): leave out the facts imported from that tool's own
+        agent tool, ``common/agents.AGENTS``): leave out the facts imported from that tool's own
         memory, which it loads itself (issue 20: served back without doubling)."""
-        if for_tool is not None and for_tool not in toolmem.TOOLS:
-            raise MemoryError_(
-                f"for_tool must be one of {', '.join(toolmem.TOOLS)}, got {for_tool!r}"
-            )
+        if for_tool is not None and for_tool not in AGENTS:
+            raise InputError(f"for_tool must be one of {', '.join(AGENTS)}, got {for_tool!r}")
         for name, value in (("task", task), ("query", query)):
             if value is not None and not isinstance(value, str):
-                raise MemoryError_(f"{name} must be a string, got {type(value).__name__}")
+                raise InputError(f"{name} must be a string, got {type(value).__name__}")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-            raise MemoryError_(f"max_tokens must be a whole number >= 0, got {max_tokens!r}")
+            raise InputError(f"max_tokens must be a whole number >= 0, got {max_tokens!r}")
         if session_id is not None:
             validate_session(session_id)
         if not isinstance(unseen_only, bool):
-            raise MemoryError_(f"unseen_only must be true or false, got {unseen_only!r}")
+            raise InputError(f"unseen_only must be true or false, got {unseen_only!r}")
         if unseen_only and session_id is None:
-            raise MemoryError_("unseen_only needs a session_id")
+            raise InputError("unseen_only needs a session_id")
         if isinstance(task, str):
             # A prompt as the task may carry the memory's own block (Gemini's BeforeAgent):
             # relevance to it would reference every injected entry. The person's words only.

@@ -4,7 +4,8 @@ Modules, from the outside in:
 
 * ``__main__``  start-up order (dirs, lock, config, socket) and exit codes
 * ``rundir``    private directories and the single-instance lock
-* ``server``    the main thread: ROUTER socket, ZAP peer-uid check, dispatch, lifecycle
+* ``server``    the main thread's lifecycle: start, poll loop, signals, reload, shutdown drain
+* ``routing``   the main thread's sockets: ZAP peer-uid check, dispatch, replies and metrics
 * ``handlers``  the op registry (the memory ops of ``common.ops`` plus the daemon's own) and
   ``Services``, all that handlers may use of the daemon
 * ``writer``    the one writer thread: batches into ``MemoryStore.run``, external-change checks

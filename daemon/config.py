@@ -18,7 +18,9 @@
     claude = true               # false: never import Claude Code's (also gemini, codex)
     claude_dir = "~/elsewhere"  # a folder other than the computed one (also gemini_dir …)
 
-A missing file means the defaults; a file that does not parse is an error (at start: refuse;
+Read at start and on SIGHUP, every table alike (``[import]`` too: ``Config.imports``, which the
+writer and the watcher use); ``[watcher] force_polling`` takes effect at the next start. A
+missing file means the defaults; a file that does not parse is an error (at start: refuse;
 on SIGHUP: keep the running configuration and log why). The ``[core]`` settings also apply to
 direct mode: the client reads the same file (``common.settings``), so both paths run the same
 core with the same settings (``common.settings`` reads ``[core]`` for both).
@@ -27,7 +29,7 @@ core with the same settings (``common.settings`` reads ``[core]`` for both).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ from ..common.errors import MaestroError
 from ..common.settings import SettingsError, core_settings, read_config
 from ..common.toolsources import check_import_config
 from ..core.memory import Settings
-from ..core.model import MemoryError_
+from ..core.model import InputError
 
 DEFAULT_CRON = "30 23 * * *"
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -103,6 +105,8 @@ class Config:
     decay_unit: str = "day"
     reinforce_on: str = "injected"
     force_polling: bool = False
+    # [import], checked (common/toolsources.check_import_config); {}: every tool, default folders
+    imports: dict[str, Any] = field(default_factory=dict)
 
     @property
     def cron_spec(self) -> CronSpec:
@@ -140,7 +144,7 @@ def load_config(path: Path) -> Config:
     core = _table(data, "core")
     watcher = _table(data, "watcher")
     try:
-        check_import_config(_table(data, "import"))
+        imports = check_import_config(_table(data, "import"))
     except ValueError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     cron = _string(maintenance, "maintenance", "cron", DEFAULT_CRON) or DEFAULT_CRON
@@ -158,11 +162,12 @@ def load_config(path: Path) -> Config:
         decay_unit=settings.decay_unit,
         reinforce_on=settings.reinforce_on,
         force_polling=force_polling,
+        imports=dict(imports),
     )
     try:
         parse_cron(cron)
         config.settings()
-    except MemoryError_ as exc:
+    except InputError as exc:
         raise ConfigError(f"{path}: [core] {exc}") from exc
     except ConfigError as exc:
         raise ConfigError(f"{path}: [maintenance] {exc}") from exc

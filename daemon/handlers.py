@@ -130,6 +130,9 @@ class CacheBackend:
     def write(self, project: Path, op: str, fn: Callable[[Memory], Any]) -> Any:
         raise RuntimeError(f"{op} must run on the writer thread")
 
+    def import_config(self) -> dict[str, Any]:
+        return dict(self.services.writer.imports)
+
     def reinforce_later(self, project: Path, entry_ids: list[str], session_id: str) -> None:
         ids = list(entry_ids)
 

@@ -1,17 +1,14 @@
-"""The main thread: the ROUTER socket, peer checks, dispatch, replies, and the lifecycle.
+"""The main thread's lifecycle: start, the poll loop, signals, config reload and the shutdown
+drain. What arrives on the ROUTER and ZAP sockets (peer checks, dispatch, replies) is
+``daemon/routing.py``'s.
 
 Only this thread touches the ROUTER (ZeroMQ sockets are not thread-safe). One ``zmq.Poller``
 waits on four things at once, so the daemon sleeps when idle:
 
 * the ROUTER (requests),
 * the inproc PULL the writer posts finished replies to,
-* the ZAP socket (libzmq asks it to authenticate every new connection; we accept only the
-  uid that owns the daemon — libzmq puts ``<host>:<uid>:<gid>:<pid>`` of an ipc peer, from
-  ``SO_PEERCRED``, in the request's address),
+* the ZAP socket (libzmq asks it to authenticate every new connection: ``routing.py``),
 * the wakeup fd that signal handlers write to (SIGTERM/SIGINT stop, SIGHUP reloads).
-
-Each message's ``Peer-Address`` is checked too, so a connection that somehow skipped ZAP is
-still refused.
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ import os
 import signal
 import socket
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +28,10 @@ import zmq
 
 from ..common import toolsources
 from ..common.agents import AGENTS as TOOLS
-from ..common.ops import check_args
 from ..common.paths import Paths
 from ..common.protocol import (
-    BAD_REQUEST,
-    INTERNAL,
     SHUTTING_DOWN,
-    UNKNOWN_OP,
-    OpError,
-    decode_request,
     error_reply,
-    ok_reply,
-    request_id,
 )
 from . import handlers
 from .cache import ReadCache
@@ -51,6 +39,7 @@ from .config import Config, ConfigError, load_config
 from .journal import Journal
 from .metrics import Metrics
 from .registry import Registry
+from .routing import BURST, Routing
 from .scheduler import MaintenanceScheduler
 from .sdnotify import notify, notify_serving
 from .watcher import Watcher
@@ -69,26 +58,12 @@ ZAP_DOMAIN = b"maestrod"
 SHUTDOWN_BUDGET_SECONDS = 4.0
 SHUTDOWN_LIMIT_SECONDS = 10.0
 WRITER_JOIN_SECONDS = 2.0  # after the loop: the batch in progress may still finish
-BURST = 64  # messages handled from one socket before looking at the others
-
-
-def peer_uid(address: str) -> int | None:
-    """The uid in a libzmq ipc peer address: ``host:uid:gid:pid`` (Linux ``SO_PEERCRED``)
-    or ``host:uid:gid:`` (BSD/macOS ``LOCAL_PEERCRED``). None when absent."""
-    parts = address.rsplit(":", 3)
-    if len(parts) != 4:
-        return None
-    try:
-        return int(parts[1])
-    except ValueError:
-        return None
 
 
 class Server:
     def __init__(self, paths: Paths, config: Config) -> None:
         self.paths = paths
         self.config = config
-        self.uid = os.getuid()
         self.started_at = time.time()
         self.process = psutil.Process()
         self.process.cpu_percent(None)  # the first call only starts the measurement
@@ -112,7 +87,12 @@ class Server:
         self.replies.linger = 0
         self.replies.bind(REPLY_ENDPOINT)
         self.writer = Writer(
-            self.cache, self.journal, config.settings(), self.context, REPLY_ENDPOINT
+            self.cache,
+            self.journal,
+            config.settings(),
+            self.context,
+            REPLY_ENDPOINT,
+            config.imports,
         )
         self.watcher = Watcher(
             self._queue_check,
@@ -137,7 +117,9 @@ class Server:
             stopping=lambda: self.stopping,
             request_shutdown=self.request_shutdown,
         )
-        self.router: zmq.Socket[Any] | None = None
+        self.routing = Routing(
+            self.zap, self.metrics, self.ops, self.registry, self.services, lambda: self.stopping
+        )
         self._wake_r, self._wake_w = socket.socketpair()
         self._pending_signals: list[int] = []
 
@@ -158,7 +140,7 @@ class Server:
             router.bind(self.paths.endpoint)
         finally:
             os.umask(previous)
-        self.router = router
+        self.routing.router = router
         self.writer.start()
         self.watcher.start()
         for project in sorted(self.registry.projects()):
@@ -186,9 +168,10 @@ class Server:
 
     # -- the loop --------------------------------------------------------------------------
     def serve(self) -> None:
-        assert self.router is not None
+        router = self.routing.router
+        assert router is not None
         poller = zmq.Poller()
-        poller.register(self.router, zmq.POLLIN)
+        poller.register(router, zmq.POLLIN)
         poller.register(self.replies, zmq.POLLIN)
         poller.register(self.zap, zmq.POLLIN)
         poller.register(self._wake_r.fileno(), zmq.POLLIN)
@@ -211,11 +194,11 @@ class Server:
                 self._drain_wakeups()
             self._handle_signals()
             if self.zap in events:
-                self._handle_zap()
+                self.routing.handle_zap()
             if self.replies in events:
                 self._forward_replies()
-            if self.router in events:
-                self._handle_requests()
+            if router in events:
+                self.routing.handle_requests()
 
     def _drain_wakeups(self) -> None:
         try:
@@ -232,110 +215,6 @@ class Server:
             else:
                 self.request_shutdown(f"received {signal.Signals(signum).name}")
 
-    # -- peers -----------------------------------------------------------------------------
-    def _handle_zap(self) -> None:
-        frames = self.zap.recv_multipart()
-        version, sequence = frames[0], frames[1]
-        address = frames[3].decode("utf-8", "replace") if len(frames) > 3 else ""
-        uid = peer_uid(address)
-        if uid == self.uid:
-            self.zap.send_multipart([version, sequence, b"200", b"OK", str(uid).encode(), b""])
-            return
-        log.warning(
-            "refused a connection from %s: uid %s is not the owner (uid %d)",
-            address or "an unknown peer",
-            "unknown" if uid is None else uid,
-            self.uid,
-        )
-        self.zap.send_multipart(
-            [version, sequence, b"400", b"only the owning user may connect", b"", b""]
-        )
-
-    def _peer_allowed(self, frame: zmq.Frame) -> bool:
-        try:
-            address = frame.get("Peer-Address")
-        except zmq.ZMQError:
-            address = ""
-        uid = peer_uid(str(address))
-        if uid == self.uid:
-            return True
-        log.warning("dropped a message from %s: not the owning uid", address or "unknown peer")
-        return False
-
-    # -- requests ----------------------------------------------------------------------------
-    def _handle_requests(self) -> bool:
-        """Handle up to BURST requests; True if there may be more waiting."""
-        assert self.router is not None
-        for _ in range(BURST):
-            try:
-                frames = self.router.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
-                return False
-            started = time.monotonic()
-            if len(frames) < 2 or not self._peer_allowed(frames[-1]):
-                continue
-            route = tuple(f.bytes for f in frames[:-1])
-            self._handle_one(route, frames[-1].bytes, started)
-        return True
-
-    def _handle_one(self, route: tuple[bytes, ...], body: bytes, started: float) -> None:
-        try:
-            request = decode_request(body)
-        except OpError as exc:
-            log.warning("bad request (%s): %s", exc.code, exc.message)
-            self._send(
-                route,
-                error_reply(request_id(body), exc.code, exc.message),
-                "(undecodable)",
-                started,
-                ok=False,
-            )
-            return
-        op = request.op
-        try:
-            if self.stopping:
-                raise OpError(SHUTTING_DOWN, "the daemon is shutting down")
-            spec = self.ops.get(op)
-            if spec is None:
-                # (reliability) Metrics and status are keyed by op: never by a client's string.
-                name, op = op, "(unknown op)"
-                raise OpError(
-                    UNKNOWN_OP,
-                    f"unknown op {name[:100]!r}; known ops: {', '.join(sorted(self.ops))}",
-                )
-            check_args(spec.args, request.args)
-            project = handlers.resolve_scope(spec, request, self.registry.projects())
-            call = handlers.Call(self.services, request, project, route, started)
-            result = spec.handler(call)
-        except OpError as exc:
-            if exc.code in (BAD_REQUEST, UNKNOWN_OP):
-                log.warning("%s %s: %s", op, exc.code, exc.message)
-            self._send(route, error_reply(request.id, exc.code, exc.message), op, started, ok=False)
-            return
-        except Exception:
-            log.error("internal error in %s:\n%s", op, traceback.format_exc().rstrip())
-            self._send(
-                route,
-                error_reply(request.id, INTERNAL, f"internal error in {op}; see the daemon log"),
-                op,
-                started,
-                ok=False,
-            )
-            return
-        if result is not None:
-            self._send(route, ok_reply(request.id, result), op, started, ok=True)
-
-    def _send(
-        self, route: tuple[bytes, ...], reply: bytes, op: str, started: float, *, ok: bool
-    ) -> None:
-        assert self.router is not None
-        self.metrics.record(op, time.monotonic() - started, ok, None if ok else _error_code(reply))
-        try:
-            self.router.send_multipart([*route, reply], zmq.NOBLOCK)
-        except zmq.ZMQError as exc:
-            # EHOSTUNREACH (ROUTER_MANDATORY): the client went away; EAGAIN: it stopped reading.
-            log.info("reply to %s not delivered: %s", op, exc.strerror)
-
     def _forward_replies(self) -> None:
         for _ in range(BURST * 4):
             try:
@@ -350,7 +229,9 @@ class Server:
                     self._hard_deadline, time.monotonic() + SHUTDOWN_BUDGET_SECONDS
                 )
             meta = json.loads(frames[0])
-            self._send(tuple(frames[1:-1]), frames[-1], meta["op"], meta["started"], ok=meta["ok"])
+            self.routing.send(
+                tuple(frames[1:-1]), frames[-1], meta["op"], meta["started"], ok=meta["ok"]
+            )
 
     def _abandon_queued(self) -> None:
         """(reliability) The shutdown budget ran out with writes still queued (the writer is
@@ -369,7 +250,7 @@ class Server:
             to = job.reply_to
             if to is not None:
                 reply = error_reply(to.req_id, SHUTTING_DOWN, message)
-                self._send(to.route, reply, to.op, to.started, ok=False)
+                self.routing.send(to.route, reply, to.op, to.started, ok=False)
             if job.future is not None and not job.future.done():
                 job.future.set_exception(Closed(message))
 
@@ -382,8 +263,7 @@ class Server:
         them): import, when a file differs from what the ledger holds (stats only here, in
         the watcher's clock thread; the import itself is one job for the writer)."""
         try:
-            config = toolsources.import_config(self.paths.config_path)
-            locations = toolsources.locate(project, Path.home(), config)
+            locations = toolsources.locate(project, Path.home(), self.config.imports)
             if not toolsources.needs_import(project, locations, list(TOOLS)):
                 return
         except (OSError, ValueError) as exc:
@@ -395,8 +275,8 @@ class Server:
     def _tool_points(self, project: Path) -> list[tuple[Path, frozenset[str] | None]]:
         """The directories the watcher watches for ``project``'s agent tool memories."""
         home = Path.home()
-        config = toolsources.import_config(self.paths.config_path)
-        return toolsources.watch_points(toolsources.locate(project, home, config), home)
+        locations = toolsources.locate(project, home, self.config.imports)
+        return toolsources.watch_points(locations, home)
 
     def _submit_maintenance(self, project: Path) -> Any:
         return self.writer.submit_future(MemoryJob(project, "maintenance", {}))
@@ -409,16 +289,26 @@ class Server:
         except ConfigError as exc:
             log.error("SIGHUP: keeping the running configuration: %s", exc)
             return
-        self.config = config
+        previous, self.config = self.config, config
         settings = config.settings()
         try:
-            self.writer.submit(TaskJob("reload", lambda: self._apply_settings(settings)))
+            self.writer.submit(
+                TaskJob("reload", lambda: self._apply_settings(settings, config.imports))
+            )
         except Closed:
             return
+        if config.force_polling != previous.force_polling:
+            log.warning("SIGHUP: [watcher] force_polling changes at the next start")
+        if config.imports != previous.imports:
+            # The tools' folders may have moved or been turned on: watch what [import] names
+            # now, and import what changed there (watch() catches up on a watched project).
+            for project in sorted(self.registry.projects()):
+                self.watcher.watch(project)
         log.info("SIGHUP: configuration reloaded from %s", self.paths.config_path)
 
-    def _apply_settings(self, settings: Any) -> dict[str, Any]:
+    def _apply_settings(self, settings: Any, imports: dict[str, Any]) -> dict[str, Any]:
         self.writer.set_settings(settings)
+        self.writer.imports = dict(imports)
         return {}
 
     def request_shutdown(self, reason: str) -> None:
@@ -443,16 +333,17 @@ class Server:
             log.error("the writer did not stop in time; exiting without it")
             return False
         self._forward_replies()
-        if self.router is not None:
+        router = self.routing.router
+        if router is not None:
             # What already arrived is told shutting_down, not dropped: all of it, not one burst.
-            while self._handle_requests():
+            while self.routing.handle_requests():
                 pass
         signal.set_wakeup_fd(-1)
-        if self.router is not None:
+        if router is not None:
             # Give the replies just queued (the shutdown ack, drained writes) a moment to
             # leave; LINGER 0 otherwise drops them at close.
-            self.router.linger = 500
-            self.router.close()
+            router.linger = 500
+            router.close()
         self.replies.close()
         self.zap.close()
         self.context.term()
@@ -480,12 +371,3 @@ def _log_import(project: Path, future: Any) -> None:
             project,
             ", ".join(f"{n} {k}" for k, n in counts.items() if n),
         )
-
-
-def _error_code(reply: bytes) -> str:
-    """The code of an error reply (failures are rare: parsing one costs nothing that matters)."""
-    try:
-        code = json.loads(reply)["error"]["code"]
-    except (ValueError, KeyError, TypeError):
-        return INTERNAL
-    return code if isinstance(code, str) else INTERNAL

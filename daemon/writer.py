@@ -236,9 +236,10 @@ def _change_marker(memory: Memory) -> tuple[object, ...]:
 class _TransactionBackend:
     """``ops.Backend`` over the Memory of the transaction in progress."""
 
-    def __init__(self, project: Path, memory: Memory) -> None:
+    def __init__(self, project: Path, memory: Memory, imports: dict[str, Any]) -> None:
         self.project = project
         self.memory = memory
+        self.imports = imports
 
     def _same(self, project: Path) -> None:
         if project != self.project:
@@ -256,6 +257,116 @@ class _TransactionBackend:
         self._same(project)
         self.memory.reinforce_referenced(entry_ids, session_id)
 
+    def import_config(self) -> dict[str, Any]:
+        return dict(self.imports)  # the daemon's [import]: read at start or at the last reload
+
+
+class ProjectFiles:
+    """What the writer last read from, or wrote to, each project's files (writer thread only):
+    the parsed Memory kept while the files are unchanged, their signature and hashes, and an
+    edit by someone else seen, journalled and published."""
+
+    def __init__(self, cache: ReadCache, journal: jr.Journal, settings: Settings) -> None:
+        self.cache = cache
+        self.journal = journal
+        self.settings = settings
+        self._tracked: dict[Path, _Tracked] = {}
+
+    def get(self, project: Path) -> _Tracked | None:
+        return self._tracked.get(project)
+
+    def attach(self, project: Path) -> None:
+        """Start tracking ``project``: parse its files and publish the first view."""
+        tracked = self._tracked.setdefault(project, _Tracked())
+        try:
+            # (reliability) A commit a crash cut short is completed before the first read, so
+            # the cache never serves half of it (never called holding the project lock).
+            fsio.recover_if_interrupted(layout.memory_dir(project))
+            memory = self.load(project, tracked, reuse=False)
+        except Exception as exc:
+            log.error("cannot read the memory of %s: %s", project, exc)
+            self.cache.read_failed(project, f"cannot read the memory files: {exc}")
+            return
+        self.cache.publish(project, memory.view())
+
+    def detach(self, project: Path) -> None:
+        self._tracked.pop(project, None)
+        self.cache.drop(project)
+
+    def set_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        for project, tracked in self._tracked.items():
+            if tracked.memory is not None:
+                tracked.memory.settings = settings
+                self.cache.publish(project, tracked.memory.view())
+
+    def check(self, project: Path) -> None:
+        """The watcher's question: did someone else change the files? (No lock: a commit
+        replaces files atomically, so what we read is whole; a multi-file commit caught half
+        way is followed by more events, and a later check sees the rest.)"""
+        tracked = self._tracked.get(project)
+        if tracked is None:
+            return
+        if (
+            tracked.memory is not None
+            and disk_signature(layout.memory_dir(project)) == tracked.signature
+        ):
+            return
+        try:
+            self.load(project, tracked, reuse=True)
+        except Exception as exc:
+            reason = f"cannot read the memory files: {exc}"
+            info = self.cache.info(project)
+            if info is None or info.read_error != reason:
+                log.error("%s: %s", project, reason)
+            tracked.memory = None
+            self.cache.read_failed(project, reason)
+
+    def load(
+        self, project: Path, tracked: _Tracked, *, reuse: bool, basis: Signature | None = None
+    ) -> Memory:
+        """The parsed Memory of ``project``: the tracked one if the files have not changed
+        since we last read or wrote them, else a fresh parse (an external edit if the content
+        differs from what we knew). ``basis``: the signature already taken (in a transaction)."""
+        memory_dir = layout.memory_dir(project)
+        # Taken before reading: a change after it shows later.
+        signature = disk_signature(memory_dir) if basis is None else basis
+        if reuse and tracked.memory is not None and signature == tracked.signature:
+            tracked.memory.today = today()
+            tracked.memory.settings = self.settings
+            return tracked.memory
+        texts = fsio.read_files(memory_dir, READ_NAMES)
+        hashes = {name: content_hash(texts.get(name)) for name in READ_NAMES}
+        memory = Memory.load(texts, today=today(), settings=self.settings)
+        known = tracked.signature is not None
+        changed = [name for name in READ_NAMES if hashes[name] != tracked.hashes.get(name)]
+        tracked.memory, tracked.signature, tracked.hashes = memory, signature, hashes
+        info = self.cache.info(project)
+        if known and changed:
+            self._external_edit(project, memory, changed, info.view if info else None)
+        elif info is not None and info.read_error is not None:
+            self.cache.publish(project, memory.view())
+        return memory
+
+    def _external_edit(
+        self, project: Path, memory: Memory, files: list[str], previous: MemoryView | None
+    ) -> None:
+        view = memory.view()
+        changes = jr.diff_values(jr.view_values(previous), jr.view_values(view))
+        when = jr.now_iso()
+        log.info(
+            "external edit of %s in %s (%d entries changed)",
+            ", ".join(files),
+            project,
+            len(changes),
+        )
+        self.journal.append(
+            project,
+            [jr.record("external_edit", session_id=None, pid=None, changes=changes, files=files)],
+        )
+        self.cache.publish(project, view)
+        self.cache.external_edit(project, when)
+
 
 class Writer:
     def __init__(
@@ -265,16 +376,18 @@ class Writer:
         settings: Settings,
         context: zmq.Context[Any],
         reply_endpoint: str,
+        imports: dict[str, Any] | None = None,
     ) -> None:
         self.cache = cache
+        # config.toml's [import] the daemon runs with (replaced whole at a reload).
+        self.imports: dict[str, Any] = {} if imports is None else dict(imports)
         self.journal = journal
+        self.projects = ProjectFiles(cache, journal, settings)
         self._forgotten: dict[Path, list[str]] = {}  # texts to scrub from the journal
-        self.settings = settings
         self.queue = WriteQueue()
         self._context = context
         self._reply_endpoint = reply_endpoint
         self._push: zmq.Socket[Any] | None = None
-        self._tracked: dict[Path, _Tracked] = {}
         # Counters for status (written by the writer thread only).
         self.stats = {"transactions": 0, "requests": 0, "commits": 0, "failed_commits": 0}
         self._thread = threading.Thread(target=self._run, name="writer", daemon=True)
@@ -351,109 +464,29 @@ class Writer:
         if job.future is not None and not job.future.done():
             job.future.set_result(outcome)
 
-    # -- project state (writer thread only) ------------------------------------------------
+    # -- project state (writer thread only): the tracker's ----------------------------------
     def attach(self, project: Path) -> None:
-        """Start tracking ``project``: parse its files and publish the first view."""
-        tracked = self._tracked.setdefault(project, _Tracked())
-        try:
-            # (reliability) A commit a crash cut short is completed before the first read, so
-            # the cache never serves half of it (never called holding the project lock).
-            fsio.recover_if_interrupted(layout.memory_dir(project))
-            memory = self._load(project, tracked, reuse=False)
-        except Exception as exc:
-            log.error("cannot read the memory of %s: %s", project, exc)
-            self.cache.read_failed(project, f"cannot read the memory files: {exc}")
-            return
-        self.cache.publish(project, memory.view())
+        self.projects.attach(project)
 
     def detach(self, project: Path) -> None:
-        self._tracked.pop(project, None)
-        self.cache.drop(project)
+        self.projects.detach(project)
 
     def set_settings(self, settings: Settings) -> None:
-        self.settings = settings
-        for project, tracked in self._tracked.items():
-            if tracked.memory is not None:
-                tracked.memory.settings = settings
-                self.cache.publish(project, tracked.memory.view())
+        self.projects.set_settings(settings)
 
     def check(self, project: Path) -> None:
-        """The watcher's question: did someone else change the files? (No lock: a commit
-        replaces files atomically, so what we read is whole; a multi-file commit caught half
-        way is followed by more events, and a later check sees the rest.)"""
-        tracked = self._tracked.get(project)
-        if tracked is None:
-            return
-        if (
-            tracked.memory is not None
-            and disk_signature(layout.memory_dir(project)) == tracked.signature
-        ):
-            return
-        try:
-            self._load(project, tracked, reuse=True)
-        except Exception as exc:
-            reason = f"cannot read the memory files: {exc}"
-            info = self.cache.info(project)
-            if info is None or info.read_error != reason:
-                log.error("%s: %s", project, reason)
-            tracked.memory = None
-            self.cache.read_failed(project, reason)
-
-    def _load(
-        self, project: Path, tracked: _Tracked, *, reuse: bool, basis: Signature | None = None
-    ) -> Memory:
-        """The parsed Memory of ``project``: the tracked one if the files have not changed
-        since we last read or wrote them, else a fresh parse (an external edit if the content
-        differs from what we knew). ``basis``: the signature already taken (in a transaction)."""
-        memory_dir = layout.memory_dir(project)
-        # Taken before reading: a change after it shows later.
-        signature = disk_signature(memory_dir) if basis is None else basis
-        if reuse and tracked.memory is not None and signature == tracked.signature:
-            tracked.memory.today = today()
-            tracked.memory.settings = self.settings
-            return tracked.memory
-        texts = fsio.read_files(memory_dir, READ_NAMES)
-        hashes = {name: content_hash(texts.get(name)) for name in READ_NAMES}
-        memory = Memory.load(texts, today=today(), settings=self.settings)
-        known = tracked.signature is not None
-        changed = [name for name in READ_NAMES if hashes[name] != tracked.hashes.get(name)]
-        tracked.memory, tracked.signature, tracked.hashes = memory, signature, hashes
-        info = self.cache.info(project)
-        if known and changed:
-            self._external_edit(project, memory, changed, info.view if info else None)
-        elif info is not None and info.read_error is not None:
-            self.cache.publish(project, memory.view())
-        return memory
-
-    def _external_edit(
-        self, project: Path, memory: Memory, files: list[str], previous: MemoryView | None
-    ) -> None:
-        view = memory.view()
-        changes = jr.diff_values(jr.view_values(previous), jr.view_values(view))
-        when = jr.now_iso()
-        log.info(
-            "external edit of %s in %s (%d entries changed)",
-            ", ".join(files),
-            project,
-            len(changes),
-        )
-        self.journal.append(
-            project,
-            [jr.record("external_edit", session_id=None, pid=None, changes=changes, files=files)],
-        )
-        self.cache.publish(project, view)
-        self.cache.external_edit(project, when)
+        self.projects.check(project)
 
     # -- group commit ----------------------------------------------------------------------
     def _apply_batch(self, project: Path, batch: list[MemoryJob]) -> None:
-        tracked = self._tracked.get(project)
+        tracked = self.projects.get(project)
         if tracked is None:
             for job in batch:
                 self._finish(
                     job, JobOutcome.failure(NOT_REGISTERED, f"project {project} is not registered")
                 )
             return
-        store = MemoryStore(project, settings=self.settings)
+        store = MemoryStore(project, settings=self.projects.settings)
         pending = list(batch)
         started = time.monotonic()
 
@@ -474,7 +507,9 @@ class Writer:
                 try:
                     done = store.run(
                         apply,
-                        load=lambda basis: self._load(project, tracked, reuse=True, basis=basis),
+                        load=lambda basis: self.projects.load(
+                            project, tracked, reuse=True, basis=basis
+                        ),
                         on_changed=changed,
                     )
                     break
@@ -570,7 +605,7 @@ class Writer:
         if apply is not None:
             return core_errors(lambda: apply(memory))
         return dispatch_memory_op(
-            _TransactionBackend(job.project, memory), job.op, job.project, job.args
+            _TransactionBackend(job.project, memory, self.imports), job.op, job.project, job.args
         )
 
     def _batch_failed(

@@ -183,15 +183,34 @@ def test_no_layer_imports_what_it_must_not() -> None:
     assert bad == {}
 
 
+# The modules of common/ that hold names only (standard library imports, no logic that loads
+# anything): the core may import these and no other part of common/, so the rules never depend
+# on the protocol, the paths or the daemon's state files.
+NAMES_ONLY = ("common.agents", "common.errors", "common.layout")
+
+
+def test_the_core_imports_only_the_names_only_modules_of_common() -> None:
+    graph = import_graph()
+    used = {
+        i
+        for module, imported in graph.items()
+        if _within(module, "core")
+        for i in imported
+        if _within(i, "common")
+    }
+    allowed = {f"{PKG}.common"} | {f"{PKG}.{m}" for m in NAMES_ONLY}
+    assert used - allowed == set()
+    assert f"{PKG}.common.agents" in used  # the agent tool names: core/importing.py, view.py
+    for m in NAMES_ONLY:
+        assert graph[f"{PKG}.{m}"] <= {f"{PKG}.common"}, f"{m} imports first-party modules"
+
+
 def test_no_import_cycle_between_first_party_modules() -> None:
     assert cycles(import_graph()) == []
 
 
 # -- one home for each small fact ---------------------------------------------------------------
 AGENT_NAMES = {"claude", "codex", "gemini"}
-# core/toolmem.py's own copy of the tuple moves to common/agents.py with the core half of
-# issue 26 (branch arch-core); drop this exemption when both are merged.
-AGENT_TUPLE_PENDING = {"core/toolmem.py"}
 
 
 def _constants(path: Path) -> Iterator[ast.AST]:
@@ -215,7 +234,18 @@ def _is_agent_list(node: ast.AST) -> bool:
 
 
 def test_the_agent_tool_names_are_listed_in_one_module() -> None:
-    assert _where(_is_agent_list) - AGENT_TUPLE_PENDING == {"common/agents.py"}
+    assert _where(_is_agent_list) == {"common/agents.py"}
+
+
+def test_the_program_name_is_assigned_in_one_module() -> None:
+    def names_the_program(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Assign | ast.AnnAssign)
+            and isinstance(node.value, ast.Constant)
+            and node.value.value == "maestroctl"
+        )
+
+    assert _where(names_the_program) == {"common/agents.py"}
 
 
 def test_the_maestro_folder_name_is_typed_in_one_module() -> None:

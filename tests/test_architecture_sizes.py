@@ -12,16 +12,6 @@ PACKAGES = ("core", "common", "daemon", "client", "ui")
 MODULE_LIMIT = 800  # lines
 CLASS_LIMIT = 300  # lines, decorators excluded, docstring and methods included
 
-# Classes over the limit outside core/ when core's split landed (issue 26), each still to split
-# by its owner: the test insists each is still over (so a split removes it from here) and
-# allows no other.
-KNOWN_OVER: dict[str, str] = {
-    "daemon/writer.py:Writer": "the daemon's writer: not part of the core split",
-    "daemon/server.py:Server": "the daemon's server: not part of the core split",
-    "client/_client.py:Client": "the client library: the client split (branch arch-client)",
-    "client/cli/commands/doctor.py:_Doctor": "maestroctl doctor: the client split (arch-client)",
-}
-
 
 def modules() -> list[Path]:
     return sorted(p for folder in PACKAGES for p in (REPO / folder).rglob("*.py"))
@@ -54,11 +44,5 @@ def test_no_module_over_800_lines() -> None:
 
 
 def test_no_class_over_300_lines() -> None:
-    sizes = class_sizes()
-    over = {name: n for name, n in sizes.items() if n > CLASS_LIMIT}
-    assert set(over) <= set(KNOWN_OVER), f"classes over {CLASS_LIMIT} lines: " + str(
-        {k: v for k, v in over.items() if k not in KNOWN_OVER}
-    )
-    # An entry that was split (or renamed) must leave KNOWN_OVER, so the list stays true.
-    stale = sorted(set(KNOWN_OVER) - set(over))
-    assert not stale, f"no longer over {CLASS_LIMIT} lines, remove from KNOWN_OVER: {stale}"
+    over = {name: n for name, n in class_sizes().items() if n > CLASS_LIMIT}
+    assert not over, f"classes over {CLASS_LIMIT} lines: {over}"

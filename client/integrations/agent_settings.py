@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...common.agents import PROGRAM
 from ...common.errors import MaestroError
 
-PROGRAM = "maestroctl"
 # (tool's event name, our hook event, timeout in the tool's unit)
 HookSpec = tuple[str, str, int]
 

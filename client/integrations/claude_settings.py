@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ...common import layout
+from ...common.agents import PROGRAM
 from ...common.layout import find_project
 from . import agent_settings as common
-from .agent_settings import PROGRAM, IntegrationError
+from .agent_settings import IntegrationError
 
 __all__ = ["CLAUDE_HOOKS", "PROGRAM", "IntegrationError", "integrate_claude", "settings_path"]
 

@@ -13,7 +13,7 @@ from maestro_memory.daemon import config
 from maestro_memory.ui import source
 
 LEAVES = (
-    model.MemoryError_,
+    model.InputError,
     model.NotFoundError,
     model.RejectedError,
     model.MemoryWriteError,

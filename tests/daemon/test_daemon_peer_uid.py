@@ -16,7 +16,7 @@ import zmq
 from maestrod_testkit import DaemonFactory
 from zmq.utils.monitor import recv_monitor_message
 
-from maestro_memory.daemon.server import peer_uid
+from maestro_memory.daemon.routing import peer_uid
 
 
 def _probe_in_this_process(endpoint: str, seconds: float) -> dict[str, object]:

@@ -35,360 +35,377 @@ class Check:
 
 @dataclass
 class _Doctor:
+    """The findings of one run; each check below is a function that adds to them, grouped
+    by area."""
+
     ctx: Context
     checks: list[Check] = field(default_factory=list)
 
     def add(self, name: str, status: str, detail: str, fix: str = "") -> None:
         self.checks.append(Check(name, status, detail, fix))
 
-    def directories(self) -> None:
-        p = self.ctx.paths
-        from ....common.paths import dir_problem, home_problems, maestro_home
 
-        home = maestro_home()
-        if home is not None:
-            problems = home_problems(home)
-            if problems:
-                self.add(
-                    "maestro home",
-                    "warn",
-                    "; ".join(problems) + " (maestrod refuses to start)",
-                    f"chmod go-w {home} {home.parent}, or choose a private MAESTRO_HOME",
-                )
-            else:
-                self.add("maestro home", "ok", f"{home} (and its parent) private to you")
+# -- this machine: the program, its folders, the daemon and its service, the watcher ----------
+def _directories(doctor: _Doctor) -> None:
+    p = doctor.ctx.paths
+    from ....common.paths import dir_problem, home_problems, maestro_home
 
-        for label, path in (
-            ("runtime dir", p.runtime_dir),
-            ("state dir", p.state_dir),
-            ("config dir", p.config_dir),
-            ("log dir", p.log_dir),
-        ):
-            try:
-                st = os.lstat(path)
-            except FileNotFoundError:
-                self.add(label, "ok", f"{path} does not exist yet (maestrod creates it)")
-                continue
-            except OSError as exc:
-                self.add(
-                    label,
-                    "fail",
-                    f"{path}: {exc.strerror}",
-                    f"check the permissions of {path.parent}",
-                )
-                continue
-            problem = dir_problem(path, st)
-            if problem is not None:
-                what, fix = problem
-                self.add(label, "fail", f"{what}; maestrod refuses to start", fix)
-            elif not os.access(path, os.W_OK | os.X_OK):
-                self.add(label, "fail", f"{path} is not writable by you", f"chmod u+rwx {path}")
-            else:
-                self.add(label, "ok", str(path))
-        if p.socket_path.parent != p.runtime_dir:
-            self.add(
-                "socket",
-                "ok",
-                f"{p.socket_path} (the runtime dir path is too long for a "
-                "Unix socket, so the short fallback is used)",
-            )
-
-    def executable(self) -> None:
-        from ...integrations.service import find_maestrod
-
-        found = find_maestrod()
-        if found is None:
-            self.add(
-                "maestrod",
-                "fail",
-                f"no maestrod beside {sys.executable} or on PATH",
-                "reinstall: pip install maestro-agent-memory",
+    home = maestro_home()
+    if home is not None:
+        problems = home_problems(home)
+        if problems:
+            doctor.add(
+                "maestro home",
+                "warn",
+                "; ".join(problems) + " (maestrod refuses to start)",
+                f"chmod go-w {home} {home.parent}, or choose a private MAESTRO_HOME",
             )
         else:
-            self.add("maestrod", "ok", str(found))
+            doctor.add("maestro home", "ok", f"{home} (and its parent) private to you")
 
-    def daemon(self) -> dict[str, Any] | None:
-        client = self.ctx.client()
-        if not client.daemon_running():
-            self.add(
-                "daemon",
-                "warn",
-                "not running: memory commands use the files directly",
-                "maestroctl start",
-            )
-            return None
+    for label, path in (
+        ("runtime dir", p.runtime_dir),
+        ("state dir", p.state_dir),
+        ("config dir", p.config_dir),
+        ("log dir", p.log_dir),
+    ):
         try:
-            st = client.status()
-        except DaemonTimeout as exc:
-            self.add("daemon", "fail", exc.message, "maestroctl restart")
-            return None
-        self.add("daemon", "ok", f"running (pid {_dict(st.get('process')).get('pid', '?')})")
-        return st
-
-    def service(self) -> None:
-        from ...integrations.service import find_maestrod, manager_for
-
-        manager = manager_for()
-        target = manager.service_file
-        if not target.exists():
-            self.add(
-                "service",
-                "warn",
-                f"not installed ({target} does not exist): maestrod will not start at login",
-                "maestroctl service install",
-            )
-            return
-        runs = manager.installed_maestrod()
-        current = find_maestrod()
-        if not runs or not os.path.isabs(runs) or not os.access(runs, os.X_OK):
-            self.add(
-                "service",
+            st = os.lstat(path)
+        except FileNotFoundError:
+            doctor.add(label, "ok", f"{path} does not exist yet (maestrod creates it)")
+            continue
+        except OSError as exc:
+            doctor.add(
+                label,
                 "fail",
-                f"{target} runs {runs or 'nothing'}, which is not an executable file",
-                "maestroctl service install",
+                f"{path}: {exc.strerror}",
+                f"check the permissions of {path.parent}",
             )
-        elif current is not None and runs != str(current):
-            self.add(
-                "service",
-                "warn",
-                f"{target} runs {runs}, not this installation's {current}",
-                "maestroctl service install (to use this one)",
-            )
-        elif not manager.serves_this_home():
-            self.add(
-                "service",
-                "warn",
-                f"{target} serves MAESTRO_HOME="
-                f"{manager.installed_home() or '(default)'}, not this shell's",
-                "unset MAESTRO_HOME, or re-run maestroctl service install with it set",
-            )
+            continue
+        problem = dir_problem(path, st)
+        if problem is not None:
+            what, fix = problem
+            doctor.add(label, "fail", f"{what}; maestrod refuses to start", fix)
+        elif not os.access(path, os.W_OK | os.X_OK):
+            doctor.add(label, "fail", f"{path} is not writable by you", f"chmod u+rwx {path}")
         else:
-            self.add("service", "ok", f"installed: {target}")
-
-    def watcher_limits(self, st: dict[str, Any] | None) -> None:
-        if not sys.platform.startswith("linux"):
-            return
-        base = "/proc/sys/fs/inotify/"
-        values: dict[str, int] = {}
-        for name in ("max_user_watches", "max_user_instances"):
-            try:
-                with open(base + name) as fh:
-                    values[name] = int(fh.read().strip())
-            except (OSError, ValueError):
-                pass
-        if not values:
-            self.add(
-                "inotify",
-                "warn",
-                "cannot read /proc/sys/fs/inotify limits",
-                "the daemon falls back to polling if watches run out",
-            )
-            return
-        fix = (
-            "sudo sysctl -w fs.inotify.max_user_watches=524288 "
-            "fs.inotify.max_user_instances=512 (and add them to /etc/sysctl.d/ to keep them)"
+            doctor.add(label, "ok", str(path))
+    if p.socket_path.parent != p.runtime_dir:
+        doctor.add(
+            "socket",
+            "ok",
+            f"{p.socket_path} (the runtime dir path is too long for a "
+            "Unix socket, so the short fallback is used)",
         )
-        polling = [
-            path
-            for path, p in _dict((st or {}).get("projects")).items()
-            if "poll" in str(_dict(p).get("watcher", "")).lower()
-        ]
-        detail = ", ".join(f"{k} = {v}" for k, v in values.items())
-        if polling:
-            self.add(
-                "inotify",
+
+
+def _executable(doctor: _Doctor) -> None:
+    from ...integrations.service import find_maestrod
+
+    found = find_maestrod()
+    if found is None:
+        doctor.add(
+            "maestrod",
+            "fail",
+            f"no maestrod beside {sys.executable} or on PATH",
+            "reinstall: pip install maestro-agent-memory",
+        )
+    else:
+        doctor.add("maestrod", "ok", str(found))
+
+
+def _daemon(doctor: _Doctor) -> dict[str, Any] | None:
+    client = doctor.ctx.client()
+    if not client.daemon_running():
+        doctor.add(
+            "daemon",
+            "warn",
+            "not running: memory commands use the files directly",
+            "maestroctl start",
+        )
+        return None
+    try:
+        st = client.status()
+    except DaemonTimeout as exc:
+        doctor.add("daemon", "fail", exc.message, "maestroctl restart")
+        return None
+    doctor.add("daemon", "ok", f"running (pid {_dict(st.get('process')).get('pid', '?')})")
+    return st
+
+
+def _service(doctor: _Doctor) -> None:
+    from ...integrations.service import find_maestrod, manager_for
+
+    manager = manager_for()
+    target = manager.service_file
+    if not target.exists():
+        doctor.add(
+            "service",
+            "warn",
+            f"not installed ({target} does not exist): maestrod will not start at login",
+            "maestroctl service install",
+        )
+        return
+    runs = manager.installed_maestrod()
+    current = find_maestrod()
+    if not runs or not os.path.isabs(runs) or not os.access(runs, os.X_OK):
+        doctor.add(
+            "service",
+            "fail",
+            f"{target} runs {runs or 'nothing'}, which is not an executable file",
+            "maestroctl service install",
+        )
+    elif current is not None and runs != str(current):
+        doctor.add(
+            "service",
+            "warn",
+            f"{target} runs {runs}, not this installation's {current}",
+            "maestroctl service install (to use this one)",
+        )
+    elif not manager.serves_this_home():
+        doctor.add(
+            "service",
+            "warn",
+            f"{target} serves MAESTRO_HOME="
+            f"{manager.installed_home() or '(default)'}, not this shell's",
+            "unset MAESTRO_HOME, or re-run maestroctl service install with it set",
+        )
+    else:
+        doctor.add("service", "ok", f"installed: {target}")
+
+
+def _watcher_limits(doctor: _Doctor, st: dict[str, Any] | None) -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    base = "/proc/sys/fs/inotify/"
+    values: dict[str, int] = {}
+    for name in ("max_user_watches", "max_user_instances"):
+        try:
+            with open(base + name) as fh:
+                values[name] = int(fh.read().strip())
+        except (OSError, ValueError):
+            pass
+    if not values:
+        doctor.add(
+            "inotify",
+            "warn",
+            "cannot read /proc/sys/fs/inotify limits",
+            "the daemon falls back to polling if watches run out",
+        )
+        return
+    fix = (
+        "sudo sysctl -w fs.inotify.max_user_watches=524288 "
+        "fs.inotify.max_user_instances=512 (and add them to /etc/sysctl.d/ to keep them)"
+    )
+    polling = [
+        path
+        for path, p in _dict((st or {}).get("projects")).items()
+        if "poll" in str(_dict(p).get("watcher", "")).lower()
+    ]
+    detail = ", ".join(f"{k} = {v}" for k, v in values.items())
+    if polling:
+        doctor.add(
+            "inotify",
+            "fail",
+            f"{detail}; watcher limit hit, polling for {', '.join(polling)}",
+            fix,
+        )
+    elif (
+        values.get("max_user_watches", 1 << 20) < 8192
+        or values.get("max_user_instances", 1 << 20) < 128
+    ):
+        doctor.add("inotify", "warn", f"{detail}: low; file changes may be noticed late", fix)
+    else:
+        doctor.add("inotify", "ok", detail)
+
+
+# -- the projects: the registered ones, this one's files, the agent tools' own memories -------
+def _projects(doctor: _Doctor, st: dict[str, Any] | None) -> None:
+    if st is None:
+        doctor.add(
+            "projects",
+            "warn",
+            "not checked: maestrod holds the list of registered projects and is not running",
+            "maestroctl start",
+        )
+        return
+    listed = [_dict(p) for p in doctor.ctx.client().projects().get("projects") or []]
+    missing = 0
+    for item in listed:
+        path = str(item.get("path"))
+        if not item.get("exists", os.path.isdir(path)):
+            missing += 1
+            doctor.add(
+                "project",
                 "fail",
-                f"{detail}; watcher limit hit, polling for {', '.join(polling)}",
-                fix,
+                f"{path} is registered but does not exist",
+                f"maestroctl unregister {path}",
             )
-        elif (
-            values.get("max_user_watches", 1 << 20) < 8192
-            or values.get("max_user_instances", 1 << 20) < 128
-        ):
-            self.add("inotify", "warn", f"{detail}: low; file changes may be noticed late", fix)
-        else:
-            self.add("inotify", "ok", detail)
+        elif not item.get("memory_dir_exists", layout.memory_dir(path).is_dir()):
+            missing += 1
+            doctor.add(
+                "project",
+                "fail",
+                f"{path} has no .maestro/memory directory",
+                f"maestroctl init -C {path} (to start it afresh), or maestroctl unregister {path}",
+            )
+    if not missing:
+        doctor.add(
+            "projects",
+            "ok",
+            f"{out.plural(len(listed), 'registered project')}, all with a memory directory",
+        )
 
-    def projects(self, st: dict[str, Any] | None) -> None:
-        if st is None:
-            self.add(
-                "projects",
+
+def _tool_memories(doctor: _Doctor, st: dict[str, Any] | None) -> None:
+    """Where each agent tool keeps its own memory for this project (``maestroctl import``
+    and the daemon's watcher read them; ``[import]`` in config.toml moves or turns them
+    off), and who takes them in: the daemon as they change, or the session-start hook."""
+    from pathlib import Path
+
+    from ....common import toolsources
+
+    project = Path(os.path.realpath(doctor.ctx.project))
+    try:
+        config = toolsources.import_config(doctor.ctx.paths.config_path)
+    except ValueError as exc:
+        doctor.add("tool memories", "fail", f"nothing imported: {exc}")
+        return
+    locations = toolsources.locate(project, Path.home(), config)
+    for loc in locations.values():
+        state = (
+            "off in config.toml"
+            if not loc.enabled
+            else ("found" if loc.exists else "not there (yet)")
+        )
+        # named "tool memory (…)": the checks named after a tool are its integration's
+        doctor.add(f"tool memory ({loc.tool})", "ok", f"{loc.folder or '-'} ({state}; {loc.how})")
+    projects = _dict(st.get("projects")) if st is not None else {}
+    mode = _dict(projects.get(str(project))).get("tool_watcher")
+    if mode in ("inotify", "polling"):
+        how = f"maestrod imports them as they change ({mode})"
+    else:
+        how = (
+            "imported at each session start and by 'maestroctl import' "
+            "(maestrod does not watch this project)"
+        )
+    doctor.add("tool memory import", "ok", how)
+
+
+def _current_project(doctor: _Doctor) -> None:
+    memory_dir = str(layout.memory_dir(doctor.ctx.project))
+    if not os.path.isdir(memory_dir):
+        return
+    try:
+        problems = doctor.ctx.client().entries().get("problems") or {}
+    except MaestroError as exc:
+        doctor.add("memory files", "fail", f"{doctor.ctx.project}: {exc.message}")
+        return
+    for name, items in problems.items():
+        for item in items:
+            doctor.add(
+                "memory files",
                 "warn",
-                "not checked: maestrod holds the list of registered projects and is not running",
-                "maestroctl start",
+                f"{memory_dir}/{name}: {item}",
+                "edit the file by hand; the line is kept as it is until then",
             )
-            return
-        listed = [_dict(p) for p in self.ctx.client().projects().get("projects") or []]
-        missing = 0
-        for item in listed:
-            path = str(item.get("path"))
-            if not item.get("exists", os.path.isdir(path)):
-                missing += 1
-                self.add(
-                    "project",
-                    "fail",
-                    f"{path} is registered but does not exist",
-                    f"maestroctl unregister {path}",
-                )
-            elif not item.get("memory_dir_exists", layout.memory_dir(path).is_dir()):
-                missing += 1
-                self.add(
-                    "project",
-                    "fail",
-                    f"{path} has no .maestro/memory directory",
-                    f"maestroctl init -C {path} (to start it afresh), or "
-                    f"maestroctl unregister {path}",
-                )
-        if not missing:
-            self.add(
-                "projects",
-                "ok",
-                f"{out.plural(len(listed), 'registered project')}, all with a memory directory",
-            )
+    if not problems:
+        doctor.add("memory files", "ok", f"{memory_dir} parses cleanly")
+    from ...integrations.gitmerge import git_setup_missing
 
-    def tool_memories(self, st: dict[str, Any] | None) -> None:
-        """Where each agent tool keeps its own memory for this project (``maestroctl import``
-        and the daemon's watcher read them; ``[import]`` in config.toml moves or turns them
-        off), and who takes them in: the daemon as they change, or the session-start hook."""
-        from pathlib import Path
+    warning = git_setup_missing(doctor.ctx.project)
+    if warning:
+        doctor.add(
+            "git merge driver", "warn", warning, f"maestroctl git-setup -C {doctor.ctx.project}"
+        )
 
-        from ....common import toolsources
 
-        project = Path(os.path.realpath(self.ctx.project))
-        try:
-            config = toolsources.import_config(self.ctx.paths.config_path)
-        except ValueError as exc:
-            self.add("tool memories", "fail", f"nothing imported: {exc}")
-            return
-        locations = toolsources.locate(project, Path.home(), config)
-        for loc in locations.values():
-            state = (
-                "off in config.toml"
-                if not loc.enabled
-                else ("found" if loc.exists else "not there (yet)")
-            )
-            # named "tool memory (…)": the checks named after a tool are its integration's
-            self.add(f"tool memory ({loc.tool})", "ok", f"{loc.folder or '-'} ({state}; {loc.how})")
-        projects = _dict(st.get("projects")) if st is not None else {}
-        mode = _dict(projects.get(str(project))).get("tool_watcher")
-        if mode in ("inotify", "polling"):
-            how = f"maestrod imports them as they change ({mode})"
-        else:
-            how = (
-                "imported at each session start and by 'maestroctl import' "
-                "(maestrod does not watch this project)"
-            )
-        self.add("tool memory import", "ok", how)
+# -- agent tools: will their hooks run, is the MCP server registered? ------------------------
 
-    def current_project(self) -> None:
-        memory_dir = str(layout.memory_dir(self.ctx.project))
-        if not os.path.isdir(memory_dir):
-            return
-        try:
-            problems = self.ctx.client().entries().get("problems") or {}
-        except MaestroError as exc:
-            self.add("memory files", "fail", f"{self.ctx.project}: {exc.message}")
-            return
-        for name, items in problems.items():
-            for item in items:
-                self.add(
-                    "memory files",
-                    "warn",
-                    f"{memory_dir}/{name}: {item}",
-                    "edit the file by hand; the line is kept as it is until then",
-                )
-        if not problems:
-            self.add("memory files", "ok", f"{memory_dir} parses cleanly")
-        from ...integrations.gitmerge import git_setup_missing
 
-        warning = git_setup_missing(self.ctx.project)
-        if warning:
-            self.add(
-                "git merge driver", "warn", warning, f"maestroctl git-setup -C {self.ctx.project}"
-            )
+def _codex_tool(doctor: _Doctor) -> None:
+    from ...integrations.codex_settings import status
 
-    # -- agent tools: will their hooks run, is the MCP server registered? ---------------------
-    def codex_tool(self) -> None:
-        from ...integrations.codex_settings import status
-
-        st = status(Path(self.ctx.project))
-        if not st["found"] and not st.get("hooks"):
-            return  # no Codex here
-        if "error" in st:
-            self.add("codex hooks", "fail", st["error"], "fix the file by hand")
-            return
-        fix = f"maestroctl integrate codex --trust -C {self.ctx.project}"
-        hooks = st["hooks"]
-        if not hooks:
-            self.add("codex hooks", "warn", "not integrated: Codex sessions get no memory", fix)
-        else:
-            untrusted = [k for h in hooks.values() for k in h.get("untrusted", [])]
-            errors = [h["error"] for h in hooks.values() if "error" in h]
-            if errors:
-                self.add("codex hooks", "fail", "; ".join(errors), "fix the file by hand")
-            elif untrusted:
-                self.add(
-                    "codex hooks",
-                    "warn",
-                    f"{len(untrusted)} untrusted (Codex skips them without a word): "
-                    + ", ".join(untrusted),
-                    fix,
-                )
-            elif "project" in hooks and not st["project_trusted"]:
-                self.add(
-                    "codex hooks",
-                    "warn",
-                    f"{hooks['project']['path']} is not read: the project is not trusted in Codex",
-                    fix,
-                )
-            else:
-                where = ", ".join(h["path"] for h in hooks.values())
-                self.add("codex hooks", "ok", f"present and trusted: {where}")
-        self._mcp("codex mcp", bool(st["mcp"]), st["config"], fix)
-
-    def gemini_tool(self) -> None:
-        from ...integrations.gemini_settings import settings_path, status
-
-        st = status(Path(self.ctx.project))
-        if not st["found"] and not st.get("hooks"):
-            return  # no Gemini CLI here
-        if "error" in st:
-            self.add("gemini hooks", "fail", st["error"], "fix the file by hand")
-            return
-        fix = f"maestroctl integrate gemini --trust -C {self.ctx.project}"
-        hooks = st["hooks"]
+    st = status(Path(doctor.ctx.project))
+    if not st["found"] and not st.get("hooks"):
+        return  # no Codex here
+    if "error" in st:
+        doctor.add("codex hooks", "fail", st["error"], "fix the file by hand")
+        return
+    fix = f"maestroctl integrate codex --trust -C {doctor.ctx.project}"
+    hooks = st["hooks"]
+    if not hooks:
+        doctor.add("codex hooks", "warn", "not integrated: Codex sessions get no memory", fix)
+    else:
+        untrusted = [k for h in hooks.values() for k in h.get("untrusted", [])]
         errors = [h["error"] for h in hooks.values() if "error" in h]
         if errors:
-            self.add("gemini hooks", "fail", "; ".join(errors), "fix the file by hand")
-        elif not hooks:
-            self.add("gemini hooks", "warn", "not integrated: Gemini sessions get no memory", fix)
-        elif not st["folder_trusted"]:
-            self.add(
-                "gemini hooks",
+            doctor.add("codex hooks", "fail", "; ".join(errors), "fix the file by hand")
+        elif untrusted:
+            doctor.add(
+                "codex hooks",
                 "warn",
-                f"{self.ctx.project} is not a trusted folder: Gemini will not run there",
+                f"{len(untrusted)} untrusted (Codex skips them without a word): "
+                + ", ".join(untrusted),
+                fix,
+            )
+        elif "project" in hooks and not st["project_trusted"]:
+            doctor.add(
+                "codex hooks",
+                "warn",
+                f"{hooks['project']['path']} is not read: the project is not trusted in Codex",
                 fix,
             )
         else:
             where = ", ".join(h["path"] for h in hooks.values())
-            self.add("gemini hooks", "ok", f"present, folder trusted: {where}")
-        self._mcp("gemini mcp", bool(st["mcp"]), str(settings_path("user", Path("."))), fix)
+            doctor.add("codex hooks", "ok", f"present and trusted: {where}")
+    _mcp(doctor, "codex mcp", bool(st["mcp"]), st["config"], fix)
 
-    def _mcp(self, name: str, registered: bool, where: str, fix: str) -> None:
-        if not registered:
-            self.add(name, "warn", f"the memory's MCP server is not registered in {where}", fix)
-            return
-        import importlib.util
 
-        if importlib.util.find_spec("mcp") is None:
-            self.add(
-                name,
-                "fail",
-                "registered, but this maestroctl cannot serve MCP (the SDK is missing)",
-                "pip install 'maestro-agent-memory[mcp]'",
-            )
-            return
-        self.add(name, "ok", f"registered in {where}")
+def _gemini_tool(doctor: _Doctor) -> None:
+    from ...integrations.gemini_settings import settings_path, status
+
+    st = status(Path(doctor.ctx.project))
+    if not st["found"] and not st.get("hooks"):
+        return  # no Gemini CLI here
+    if "error" in st:
+        doctor.add("gemini hooks", "fail", st["error"], "fix the file by hand")
+        return
+    fix = f"maestroctl integrate gemini --trust -C {doctor.ctx.project}"
+    hooks = st["hooks"]
+    errors = [h["error"] for h in hooks.values() if "error" in h]
+    if errors:
+        doctor.add("gemini hooks", "fail", "; ".join(errors), "fix the file by hand")
+    elif not hooks:
+        doctor.add("gemini hooks", "warn", "not integrated: Gemini sessions get no memory", fix)
+    elif not st["folder_trusted"]:
+        doctor.add(
+            "gemini hooks",
+            "warn",
+            f"{doctor.ctx.project} is not a trusted folder: Gemini will not run there",
+            fix,
+        )
+    else:
+        where = ", ".join(h["path"] for h in hooks.values())
+        doctor.add("gemini hooks", "ok", f"present, folder trusted: {where}")
+    _mcp(doctor, "gemini mcp", bool(st["mcp"]), str(settings_path("user", Path("."))), fix)
+
+
+def _mcp(doctor: _Doctor, name: str, registered: bool, where: str, fix: str) -> None:
+    if not registered:
+        doctor.add(name, "warn", f"the memory's MCP server is not registered in {where}", fix)
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        doctor.add(
+            name,
+            "fail",
+            "registered, but this maestroctl cannot serve MCP (the SDK is missing)",
+            "pip install 'maestro-agent-memory[mcp]'",
+        )
+        return
+    doctor.add(name, "ok", f"registered in {where}")
 
 
 def _agents(doctor: _Doctor) -> None:
@@ -413,16 +430,16 @@ def _agents(doctor: _Doctor) -> None:
 )
 def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor = _Doctor(ctx)
-    doctor.executable()
-    doctor.directories()
-    st = doctor.daemon()
-    doctor.service()
-    doctor.watcher_limits(st)
-    doctor.projects(st)
-    doctor.current_project()
-    doctor.codex_tool()
-    doctor.gemini_tool()
-    doctor.tool_memories(st)
+    _executable(doctor)
+    _directories(doctor)
+    st = _daemon(doctor)
+    _service(doctor)
+    _watcher_limits(doctor, st)
+    _projects(doctor, st)
+    _current_project(doctor)
+    _codex_tool(doctor)
+    _gemini_tool(doctor)
+    _tool_memories(doctor, st)
 
     _privacy(doctor)
     _agents(doctor)

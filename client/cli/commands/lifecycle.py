@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...errors import DaemonNotRunning, DaemonTimeout, MaestroError
+from ..exits import PROG
 from .base import (
     BACKGROUND_LOG,
     START_TIMEOUT,
@@ -51,7 +52,7 @@ def _child_env() -> dict[str, str]:
     if home:  # the child runs in "/", so a relative MAESTRO_HOME must be made absolute
         env["MAESTRO_HOME"] = os.path.abspath(os.path.expanduser(home))
     env.pop("NOTIFY_SOCKET", None)  # not ours to hand on: we are not its service manager
-    env["MAESTRO_STARTED_BY"] = "maestroctl"  # what 'status' shows as who started it
+    env["MAESTRO_STARTED_BY"] = PROG  # what 'status' shows as who started it
     return env
 
 
