@@ -60,11 +60,30 @@ def _install(installer: str, source: str, cwd: Path, tmp: Path) -> Path:
     return bin_dir
 
 
-def _pip_wheel(out: Path) -> Path:
+def _checkout(dest: Path) -> Path:
+    """A fresh checkout of this tree: its tracked and new (not ignored) files, copied. The
+    installers build in the source folder; a copy keeps their ``build/`` and ``*.egg-info``
+    out of the repository, and a stale ``build/lib`` of an earlier layout out of the wheel."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+        timeout=TIMEOUT,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    return dest
+
+
+def _pip_wheel(checkout: Path, out: Path) -> Path:
     """``python3 -m pip wheel --no-deps -w dist .`` in the checkout, as the README says."""
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), "."],
-        cwd=REPO,
+        cwd=checkout,
         capture_output=True,
         text=True,
         timeout=INSTALL_TIMEOUT,
@@ -80,10 +99,11 @@ def test_the_readme_install_command_gives_a_working_maestroctl(
     installer: str, origin: str, tmp_path: Path
 ) -> None:
     # The README's words: '.[mcp]' in the checkout, or a wheel from 'pip wheel' with the extra.
+    checkout = _checkout(tmp_path / "checkout")
     if origin == "checkout":
-        bin_dir = _install(installer, ".[mcp]", REPO, tmp_path)
+        bin_dir = _install(installer, ".[mcp]", checkout, tmp_path)
     else:
-        built = _pip_wheel(tmp_path / "dist")
+        built = _pip_wheel(checkout, tmp_path / "dist")
         bin_dir = _install(installer, f"{built}[mcp]", tmp_path, tmp_path)
     maestroctl = bin_dir / "maestroctl"
     assert maestroctl.exists() and (bin_dir / "maestrod").exists()
