@@ -8,11 +8,13 @@ own condition waits with deadlines, never sleeps.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ui_support import HOSTILE, UiServer, seed
+import pytest
+from ui_support import HOSTILE, RENAMED_REASON, UiServer, renamed_path_project, seed
 
 from maestro_memory.client import Client
 
@@ -223,35 +225,12 @@ def test_through_the_daemon_with_its_journal(
 def test_a_stale_entry_says_why_and_rewrites_from_the_review_queue(
     page: Any, ui_factory: Callable[..., UiServer], project: Path
 ) -> None:
-    import shutil
-    import subprocess
-
-    import pytest
-
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
-
-    git("init", "-q")
-    git("config", "user.email", "dev@example.com")
-    git("config", "user.name", "Dev")
-    (project / "src").mkdir()
-    (project / "src" / "auth.py").write_text("def check(token): ...\n")
-    git("add", "-A")
-    git("commit", "-qm", "start")
-    with Client(project, direct=True) as client:
-        fact = "Session tokens are validated in `src/auth.py`."
-        stale = client.save_semantic(fact, "architecture_decision", 0.9)["entry"]["id"]
-        client.initialize("s1")
-        git("mv", "src/auth.py", "src/login.py")
-        git("commit", "-qm", "rename")
-        client.initialize("s2")
+    stale = renamed_path_project(project)
     server = ui_factory(project)
     open_page(page, server)
-    reason = "`src/auth.py` was renamed to `src/login.py`"
-    assert entry(page, stale).locator(".stale-reason").inner_text() == reason
+    assert entry(page, stale).locator(".stale-reason").inner_text() == RENAMED_REASON
     assert entry(page, stale).locator(".band").inner_text() == "not served: a path it names is gone"
     item = entry(page, stale, "#review")
     assert item.locator("button.proposed").inner_text() == "Rewrite path"

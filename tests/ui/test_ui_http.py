@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_support import UiServer, start_ui
+from ui_support import RENAMED_REASON, UiServer, renamed_path_project, start_ui
 
 from maestro_memory.client import Client
 
@@ -385,23 +385,7 @@ def test_when_the_daemon_is_required_and_absent_the_page_says_so(
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_a_stale_entry_shows_why_and_the_review_rewrites_it(ui_factory: Any, project: Path) -> None:
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
-
-    git("init", "-q")
-    git("config", "user.email", "dev@example.com")
-    git("config", "user.name", "Dev")
-    (project / "src").mkdir()
-    (project / "src" / "auth.py").write_text("x\n")
-    git("add", "-A")
-    git("commit", "-qm", "start")
-    with Client(project, direct=True) as client:
-        fact = "Session tokens are validated in `src/auth.py`."
-        entry_id = client.save_semantic(fact, "architecture_decision", 0.9)["entry"]["id"]
-        client.initialize("s1")
-        git("mv", "src/auth.py", "src/login.py")
-        git("commit", "-qm", "rename")
-        client.initialize("s2")  # the session start that notices
+    entry_id = renamed_path_project(project)
     server = ui_factory(project)
     cookie = login(server)
     status, _, body = request(server, "GET", "/api/overview", headers={"Cookie": cookie})
@@ -409,7 +393,7 @@ def test_a_stale_entry_shows_why_and_the_review_rewrites_it(ui_factory: Any, pro
     data = json.loads(body)
     (entry,) = [e for e in data["semantic"] if e["id"] == entry_id]
     assert entry["band"] == "stale" and entry["state"] == "stale"
-    assert entry["stale"] == "`src/auth.py` was renamed to `src/login.py`"
+    assert entry["stale"] == RENAMED_REASON
     assert [p["action"] for p in data["review"] if p["entry"]["id"] == entry_id] == ["rewrite"]
     assert entry_id not in data["context"]["included"]
     headers = {"Cookie": cookie, "Origin": server.origin, "X-CSRF-Token": csrf(server, cookie)}

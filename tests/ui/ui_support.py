@@ -148,3 +148,30 @@ def start_ui(
                     continue
                 line += chunk
     return UiServer(proc, line.decode().strip(), project)
+
+
+RENAMED_REASON = "`src/auth.py` was renamed to `src/login.py`"
+
+
+def renamed_path_project(project: Path) -> str:
+    """A git project whose entry names ``src/auth.py``, then renamed to ``src/login.py`` and
+    noticed by the next session start; returns the (now stale) entry's id. Needs git."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "dev@example.com")
+    git("config", "user.name", "Dev")
+    (project / "src").mkdir()
+    (project / "src" / "auth.py").write_text("def check(token): ...\n")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    with Client(project, direct=True) as client:
+        fact = "Session tokens are validated in `src/auth.py`."
+        entry_id = str(client.save_semantic(fact, "architecture_decision", 0.9)["entry"]["id"])
+        client.initialize("s1")
+        git("mv", "src/auth.py", "src/login.py")
+        git("commit", "-qm", "rename")
+        client.initialize("s2")  # the session start that notices
+    return entry_id
