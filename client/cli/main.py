@@ -6,7 +6,7 @@ outcome -- for people, or as exactly one JSON document with ``--json`` (errors i
 Only json loads at start; argparse and the command modules load when a command line is
 parsed (``parser.py``), and zmq, platformdirs and the memory core in the command that needs
 them. ``hook <tool> <event>``, which agents run at every session start and prompt, is
-dispatched before any of that (``_hook_fast_path``).
+dispatched before any of that (``_hook_fast_path``), and so is a bare ``mcp``.
 """
 
 from __future__ import annotations
@@ -34,13 +34,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _hook_fast_path(args: Sequence[str]) -> int | None:
-    """``hook <tool> <event>`` and nothing else: run the hook without building the parser.
+    """``hook <tool> <event>`` (or ``mcp``) and nothing else: run it without the parser.
 
     Agents run this at every session start and prompt, so it skips argparse and the command
     modules. Any other spelling (``--help``, an unknown tool or event, an extra option) returns
     None and goes through the parser, which gives the same help, errors and exit codes as
     before; the parsed path runs the same ``run_hook``.
     """
+    if args == ["mcp"]:  # an MCP server each agent session starts: the same fast path
+        from ..integrations.mcp_server import serve
+
+        return serve()
     if len(args) != 3 or args[0] != "hook":
         return None
     from ..integrations.hooks import EVENTS, TOOLS, run_hook

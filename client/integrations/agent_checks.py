@@ -248,7 +248,7 @@ def _hook_program_problems(
                     (
                         "fail",
                         f"{path}: the hooks run maestroctl from PATH, but {why}: they do nothing",
-                        "pipx install 'maestro-agent-memory[mcp]' (or put this venv's bin on PATH)",
+                        "pipx install maestro-agent-memory (or put this venv's bin on PATH)",
                     )
                 )
             continue

@@ -183,3 +183,51 @@ def test_the_hook_fast_path_keeps_the_parsers_help_and_errors(cli: Cli) -> None:
         run = cli(*bad, check=2)
         assert run.returncode == 2, (bad, run.stderr)
         assert "invalid choice" in run.stderr or "required" in run.stderr
+
+
+# -- the MCP server: ``maestroctl mcp`` is started by every agent session ---------------------
+# With the daemon up it speaks MCP's JSON-RPC itself and asks the daemon: beyond what the hook
+# may load, only its own two modules (and json's encoder) -- no SDK, no pydantic, no core.
+MCP_MAY_LOAD = HOOK_MAY_LOAD - {"maestro_memory.client.integrations.hooks", "signal"} | {
+    "maestro_memory.client.integrations.mcp_server",
+    "maestro_memory.client.integrations.mcp_tools",
+}
+MCP_SESSION = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}},
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "get_context", "arguments": {"task": "commit"}},
+    },
+]
+
+
+def test_mcp_server_with_the_daemon_loads_no_sdk_and_no_core(
+    cli: Cli, daemon: Any, project: Path
+) -> None:
+    daemon.register(project)
+    _with_a_rule(cli, project)
+    floor = _modules_of(
+        "import sys, json, zmq; "
+        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')",
+        cli.env,
+    )
+    stdin = "".join(json.dumps(m) + "\n" for m in MCP_SESSION)
+    probe = PROBE.replace("cli.main(sys.argv[1:])", "(os.chdir(sys.argv[1]), cli.main(['mcp']))[1]")
+    loaded = _modules_of("import os\n" + probe, cli.env, str(project), stdin=stdin)
+    stdout = next(m for m in loaded if m.startswith("STDOUT ")).removeprefix("STDOUT ")
+    replies = [json.loads(line) for line in stdout.splitlines()]
+    context = replies[-1]["result"]["content"][0]["text"]
+    assert "Run the linters before every commit" in context  # the daemon answered
+    loaded = {m for m in loaded if not m.startswith("STDOUT ")}
+    assert loaded - floor - MCP_MAY_LOAD - {"os"} == set()
+    for heavy in ("maestro_memory.core", "mcp", "pydantic", "argparse", "anyio"):
+        assert heavy not in loaded

@@ -11,9 +11,10 @@ import functools
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MODULE_CMD = [sys.executable, "-m", "maestro_memory.client.cli"]
 
@@ -82,3 +83,34 @@ class Repo:
 
     def read(self, name: str) -> str:
         return (self.memory_dir / name).read_text(encoding="utf-8")
+
+
+def mcp_server_params(project: Path) -> Any:
+    """The SDK's ``StdioServerParameters`` for ``maestroctl mcp`` started in ``project``, as an
+    agent tool starts it (the test's ``MAESTRO_HOME``)."""
+    import os
+
+    from mcp import StdioServerParameters
+
+    cmd = maestroctl_cmd()
+    return StdioServerParameters(
+        command=cmd[0],
+        args=[*cmd[1:], "mcp"],
+        cwd=project,
+        env={"MAESTRO_HOME": os.environ["MAESTRO_HOME"], "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+
+def in_mcp_session(
+    project: Path, body: Callable[[Any], Awaitable[None]], mode: str = "legacy"
+) -> None:
+    """Run ``body(session)`` against a real ``maestroctl mcp`` in ``project``, spoken to by the
+    official MCP SDK's client (``mode``: its handshake, "legacy" initialize or "auto")."""
+    import anyio
+    from mcp import Client as McpClient
+
+    async def main() -> None:
+        async with McpClient(mcp_server_params(project), mode=mode) as session:
+            await body(session)
+
+    anyio.run(main)

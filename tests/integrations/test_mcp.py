@@ -1,41 +1,27 @@
-"""The MCP server through the official SDK: its in-memory client/server session, and stdio."""
+"""``maestroctl mcp`` as the agent tools run it: a real process over stdio, spoken to by the
+official MCP SDK's client (a conformance check of our JSON-RPC), with and without a daemon."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp")  # the optional extra: pip install 'maestro-agent-memory[mcp]'
+pytest.importorskip("mcp")  # the SDK is the test's client (the test extra), not the server's
 
 import anyio
 from mcp import Client as McpClient
-from mcp import StdioServerParameters
 
-from maestro_memory.client import Client
-from maestro_memory.client.integrations.mcp_server import build_server
 from maestro_memory.core import MemoryStore
 
+from .support import in_mcp_session as in_session
 from .support import maestroctl_cmd
+from .support import mcp_server_params as server_params
 
 TOOLS = {"get_context", "remember", "note", "search", "reinforce", "forget"}
-
-
-def in_session(
-    project: Path, body: Callable[[McpClient], Awaitable[None]], client: Client | None = None
-) -> None:
-    async def main() -> None:
-        with client or Client(project) as memory:
-            server = build_server(project, memory, session_id="mcp-test")
-            async with McpClient(server, mode="legacy") as session:  # JSON-RPC over memory
-                await body(session)
-
-    anyio.run(main)
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -49,7 +35,7 @@ def text_of(result: Any) -> str:
     return "".join(c.text for c in result.content if c.type == "text")
 
 
-def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> None:
+def test_tools_and_resources_without_a_daemon(maestro_home: Path, project: Path) -> None:
     MemoryStore(project).save_semantic(
         "Prefers Sonnet for execution tasks", "user_preference", 0.95
     )
@@ -76,7 +62,8 @@ def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> Non
         entry_id = saved["entry"]["id"]
 
         noted = structured(await session.call_tool("note", {"context": "Refactored the router"}))
-        assert noted["entry"]["session_id"] == "mcp-test"
+        own_session = noted["entry"]["session_id"]  # this connection's: mcp-<random>
+        assert own_session.startswith("mcp-") and len(own_session) > len("mcp-")
         noted = structured(
             await session.call_tool(
                 "note", {"context": "Paired on auth", "session_id": "claude-42"}
@@ -90,10 +77,7 @@ def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> Non
         assert "Prefers Sonnet" in context
 
         found = structured(await session.call_tool("search", {"query": "tests"}))
-        # The text match first; the episodic notes of session "mcp-test" match on their
-        # session id (a tenth of the weight, core/search.py).
-        assert next(r["id"] for r in found["results"]) == entry_id
-        assert all(r["id"].startswith("e-") for r in found["results"][1:])
+        assert next(r["id"] for r in found["results"]) == entry_id  # the text match first
         assert structured(await session.call_tool("search", {"query": "kubernetes"})) == {
             "query": "kubernetes",
             "results": [],
@@ -107,7 +91,7 @@ def test_tools_and_resources_in_memory(maestro_home: Path, project: Path) -> Non
         failed = await session.call_tool("reinforce", {"entry_id": "s-00000000"})
         assert failed.is_error and "no entry" in text_of_error(failed)
         bad = await session.call_tool("remember", {"fact": "x", "category": "gossip"})
-        assert bad.is_error
+        assert bad.is_error and "'category' should be 'user_preference'" in text_of_error(bad)
 
         resources = await session.list_resources()
         uris = {str(r.uri) for r in resources.resources}
@@ -145,7 +129,6 @@ def test_empty_memory_says_so(maestro_home: Path, project: Path) -> None:
 
 def test_through_the_daemon(daemon: Any, project: Path) -> None:
     daemon.register(project)
-    memory = Client(project)
 
     async def body(session: McpClient) -> None:
         structured(
@@ -153,25 +136,25 @@ def test_through_the_daemon(daemon: Any, project: Path) -> None:
                 "remember", {"fact": "Never use default exports", "category": "quality_rule"}
             )
         )
+        context = text_of(await session.call_tool("get_context", {"task": "exports"}))
+        assert "Never use default exports" in context
 
-    in_session(project, body, client=memory)
-    assert memory.last_via == "daemon"
+    in_session(project, body)
     entries = daemon.result("entries", project)["entries"]
     assert [e["text"] for e in entries] == ["Never use default exports"]
+    # The daemon did the work: its journal has the save, made by its writer.
+    ops = [r["op"] for r in daemon.result("log", project)["records"]]
+    assert "save_semantic" in ops, ops
 
 
-def test_maestroctl_mcp_over_stdio(maestro_home: Path, project: Path) -> None:
+def test_the_sdk_default_handshake_finds_the_initialize_path(
+    maestro_home: Path, project: Path
+) -> None:
+    # The SDK's default mode asks for the 2026 discovery first, then falls back to initialize.
     (project / ".maestro").mkdir()
-    cmd = maestroctl_cmd()
-    params = StdioServerParameters(
-        command=cmd[0],
-        args=[*cmd[1:], "mcp"],
-        cwd=project,
-        env={"MAESTRO_HOME": str(maestro_home), "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
 
     async def main() -> None:
-        async with McpClient(params) as session:
+        async with McpClient(server_params(project)) as session:
             assert {t.name for t in (await session.list_tools()).tools} == TOOLS
             saved = structured(
                 await session.call_tool(

@@ -131,34 +131,29 @@ def test_cli_and_socket_through_the_daemon(daemon: Any, project: Path) -> None:
 
 def test_mcp_tools(maestro_home: Path, project: Path) -> None:
     pytest.importorskip("mcp")
-    import anyio
-    from mcp import Client as McpClient
+    from .support import in_mcp_session
 
-    from maestro_memory.client import Client
-    from maestro_memory.client.integrations.mcp_server import build_server
+    (project / ".maestro").mkdir()
 
-    async def main() -> None:
-        with Client(project) as memory:
-            server = build_server(project, memory, session_id="mcp-test")
-            async with McpClient(server, mode="legacy") as session:
-                bad = await session.call_tool(
-                    "remember", {"fact": SECRET_FACT, "category": "project_context"}
-                )
-                assert bad.is_error is True
-                message = "".join(c.text for c in bad.content if c.type == "text")
-                assert "secret" in message and AWS not in message and PASSWORD not in message
-                note = await session.call_tool(
-                    "note", {"context": f"used {GHP} <private>{PRIVATE}</private> today"}
-                )
-                assert note.is_error is False
-                entry_id = note.structured_content["entry"]["id"]
-                gone = await session.call_tool("forget", {"entry_ids": [entry_id]})
-                assert gone.is_error is False
-                assert [e["id"] for e in gone.structured_content["forgotten"]] == [entry_id]
-                missing = await session.call_tool("forget", {"entry_ids": [entry_id]})
-                assert missing.is_error is True
+    async def body(session: Any) -> None:
+        bad = await session.call_tool(
+            "remember", {"fact": SECRET_FACT, "category": "project_context"}
+        )
+        assert bad.is_error is True
+        message = "".join(c.text for c in bad.content if c.type == "text")
+        assert "secret" in message and AWS not in message and PASSWORD not in message
+        note = await session.call_tool(
+            "note", {"context": f"used {GHP} <private>{PRIVATE}</private> today"}
+        )
+        assert note.is_error is False
+        entry_id = note.structured_content["entry"]["id"]
+        gone = await session.call_tool("forget", {"entry_ids": [entry_id]})
+        assert gone.is_error is False
+        assert [e["id"] for e in gone.structured_content["forgotten"]] == [entry_id]
+        missing = await session.call_tool("forget", {"entry_ids": [entry_id]})
+        assert missing.is_error is True
 
-    anyio.run(main)
+    in_mcp_session(project, body)
     assert MemoryStore(project).episodic_entries() == []
     assert leaks(project / ".maestro", maestro_home) == {}
 

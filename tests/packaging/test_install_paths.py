@@ -98,13 +98,13 @@ def _pip_wheel(checkout: Path, out: Path) -> Path:
 def test_the_readme_install_command_gives_a_working_maestroctl(
     installer: str, origin: str, tmp_path: Path
 ) -> None:
-    # The README's words: '.[mcp]' in the checkout, or a wheel from 'pip wheel' with the extra.
+    # The README's words: '.' in the checkout, or a wheel from 'pip wheel'.
     checkout = _checkout(tmp_path / "checkout")
     if origin == "checkout":
-        bin_dir = _install(installer, ".[mcp]", checkout, tmp_path)
+        bin_dir = _install(installer, ".", checkout, tmp_path)
     else:
         built = _pip_wheel(checkout, tmp_path / "dist")
-        bin_dir = _install(installer, f"{built}[mcp]", tmp_path, tmp_path)
+        bin_dir = _install(installer, str(built), tmp_path, tmp_path)
     maestroctl = bin_dir / "maestroctl"
     assert maestroctl.exists() and (bin_dir / "maestrod").exists()
 

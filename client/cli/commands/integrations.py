@@ -11,11 +11,6 @@ from ....common.agents import AGENTS
 from ...errors import MaestroError
 from .base import Context, Outcome, command
 
-MCP_INSTALL_HINT = (
-    "maestroctl mcp needs the MCP Python SDK, an optional extra: "
-    "pip install 'maestro-agent-memory[mcp]'"
-)
-
 
 def _project_of(ctx: Context) -> Path | None:
     """The -C project as given (these commands resolve it themselves)."""
@@ -85,15 +80,12 @@ def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
 @command(
     "mcp",
     "serve the project's memory to MCP clients over stdio",
-    description=f"An MCP server over stdio. {MCP_INSTALL_HINT}.",
+    description="An MCP server over stdio (what an agent tool starts for each session): "
+    "its tool calls are answered by the daemon when it runs, from the files otherwise.",
 )
 def cmd_mcp(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    try:
-        from ...integrations.mcp_server import serve
-    except ImportError as exc:
-        if (exc.name or "").split(".")[0] != "mcp":
-            raise
-        raise MaestroError(MCP_INSTALL_HINT) from exc
+    from ...integrations.mcp_server import serve
+
     return Outcome.already_printed(serve(_project_of(ctx)))
 
 
