@@ -15,6 +15,7 @@ import json
 import sys
 
 from .cases import CASES, Bench
+from .mcp_cases import MCP_CASES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(args.only.upper().split(",")) if args.only else None
     with Bench(quick=args.quick) as bench:
         results = []
-        for case_id, fn in CASES:
+        for case_id, fn in [*CASES, *MCP_CASES]:
             if wanted and case_id not in wanted:
                 continue
             print(f"running {case_id} …", file=sys.stderr, flush=True)

@@ -22,7 +22,7 @@ def test_bench_quick_runs_every_case_and_writes_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())
     ids = [r["id"] for r in data["results"]]
-    assert ids == ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P6b"]
+    assert ids == ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P6b", "P9", "P10"]
     for r in data["results"]:
         assert r["median"] is not None and r["median"] == r["median"]  # measured, not NaN
         assert r["id"] in done.stdout
@@ -30,3 +30,5 @@ def test_bench_quick_runs_every_case_and_writes_json(tmp_path: Path) -> None:
     assert p3["note"].endswith("0 missing afterwards"), p3["note"]  # correctness, not speed
     p6b = next(r for r in data["results"] if r["id"] == "P6b")
     assert p6b["on_inotify"] == 50, p6b["note"]  # every project watched, none polled
+    p10 = next(r for r in data["results"] if r["id"] == "P10")
+    assert "8 of 8 get_context calls answered" in p10["note"], p10["note"]  # the daemon's memory

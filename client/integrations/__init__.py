@@ -8,6 +8,7 @@
 ``agent_settings``     what the three settings writers share (the hook command, atomic writes)
 ``agent_checks``       ``maestroctl doctor``'s checks of each agent's wiring
 ``mcp_server``         the MCP server any MCP-speaking agent starts (``maestroctl mcp``)
+``mcp_tools``          its tools: names, schemas, annotations, argument check, the Client call
 ``gitmerge``           the git merge driver for the memory files (``maestroctl git-setup``)
 ``service``            the systemd / launchd service files (``maestroctl service``)
 =====================  ===================================================================
