@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         SignalsReply,
         UnregisterReply,
     )
+    from ._zmtp import ZmtpDealer
 
 Result = dict[str, Any]
 Via = Literal["daemon", "direct"]
@@ -313,6 +314,7 @@ class Client(OpMethods):
         lock_deadline: float | None = None,
         fallback_after_timeout: bool = False,
         on_fallback: Callable[[str], None] | None = None,
+        light_socket: bool = False,
     ) -> None:
         """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
         take the project lock by then fails (``internal``, "held by another writer") instead
@@ -322,7 +324,11 @@ class Client(OpMethods):
         ``timeout`` raises ``DaemonTimeout`` (it may still apply the op). With
         ``fallback_after_timeout`` (the agent hooks set it), a memory op that is safe to repeat
         (``IDEMPOTENT_OPS``) runs again in direct mode instead, and so does every later call
-        of this client; ``on_fallback`` is told why, once."""
+        of this client; ``on_fallback`` is told why, once.
+
+        ``light_socket``: talk to the daemon over ``_zmtp`` (the standard library's sockets)
+        instead of pyzmq, which then never loads -- for the processes every agent session
+        starts (the hooks, ``maestroctl mcp``). Same requests, same replies."""
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         if retries < 0:
@@ -342,7 +348,7 @@ class Client(OpMethods):
         self.on_fallback = on_fallback
         self._lock = threading.RLock()
         self._transport = _Transport(
-            float(timeout), retries, lambda: self.paths, self.daemon_running
+            float(timeout), retries, lambda: self.paths, self.daemon_running, light_socket
         )
         self._probe_paths: tuple[str, str] | None = None
 
@@ -535,8 +541,11 @@ class _Transport:
         retries: int,
         paths: Callable[[], Paths],
         daemon_running: Callable[[], bool],
+        light: bool = False,
     ) -> None:
         self.timeout = timeout
+        self.light = light
+        self._light: ZmtpDealer | None = None  # the light socket, when ``light``
         self.retries = retries
         self._get_paths = paths
         self.daemon_running = daemon_running
@@ -602,12 +611,56 @@ class _Transport:
         return self._socket
 
     def drop_socket(self) -> None:
+        if self._light is not None:
+            self._light.close()
+            self._light = None
         if self._socket is not None:
             if self._pid == os.getpid():
                 self._socket.close(linger=0)
             self._socket = None
 
+    def _roundtrip_light(self, frame: bytes, req_id: str) -> Result:
+        """``_roundtrip`` over ``_zmtp``. A connection kept from an earlier call that turns out
+        dead at the send (the daemon restarted since) is made again once: nothing was sent."""
+        from ._zmtp import ZmtpClosed, ZmtpDealer, ipc_path
+
+        deadline = time.monotonic() + self.timeout
+        path = ipc_path(self.paths.endpoint)
+        if path is None:
+            raise DaemonUnavailable(f"no light socket for {self.paths.endpoint}: ipc:// only")
+        try:
+            for fresh in (self._light is None, True):
+                if self._light is None or self._pid != os.getpid():
+                    self._light, self._pid = None, os.getpid()
+                    self._light = ZmtpDealer(path, max(0.001, deadline - time.monotonic()))
+                try:
+                    self._light.send(frame, deadline - time.monotonic())
+                    break
+                except (BrokenPipeError, ConnectionResetError):
+                    self.drop_socket()
+                    if fresh:
+                        raise
+            while True:
+                assert self._light is not None
+                frames = self._light.recv(deadline)
+                reply = _decode_reply(frames[-1] if frames else b"")
+                if reply.get("id") == req_id:  # else a late reply to a call that gave up
+                    return _unwrap(reply)
+        except TimeoutError:
+            raise _NoReply from None
+        except ZmtpClosed:
+            self.drop_socket()
+            raise _NoReply from None  # it went away with our request: as a timeout
+        except OSError as exc:  # ZmtpError among them: refused, or not ZMTP
+            self.drop_socket()
+            raise DaemonUnavailable(f"cannot talk to maestrod at {path}: {exc}") from exc
+
     def _roundtrip(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
+        if self.light:
+            req_id = self._next_id()
+            return self._roundtrip_light(
+                encode_request(req_id, op, project, args, pid=self._pid), req_id
+            )
         import zmq
 
         req_id = self._next_id()

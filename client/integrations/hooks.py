@@ -276,6 +276,7 @@ class _HookClient:
             retries=0,
             fallback_after_timeout=True,
             on_fallback=run.log,
+            light_socket=True,  # no pyzmq in a process every agent session starts
         )
 
     def call(self, op: Callable[[Client], R]) -> R:

@@ -1,8 +1,9 @@
 """``maestroctl mcp``: one project's memory as an MCP server over stdio.
 
 Every agent session starts its own ``maestroctl mcp`` (that is how the tools run MCP servers),
-so this process is kept to the floor: the standard library, the client and zmq -- no MCP SDK,
-no pydantic, no memory core while the daemon is up. It speaks MCP's JSON-RPC itself
+so this process is kept to the floor: the standard library and the client (whose light socket,
+``client/_zmtp.py``, talks to the daemon without pyzmq) -- no MCP SDK, no pydantic, no memory
+core while the daemon is up. It speaks MCP's JSON-RPC itself
 (``McpServer.handle``: ``initialize``, ``ping``, ``tools/list``, ``tools/call``,
 ``resources/list``, ``resources/read``, ``resources/templates/list``, ``prompts/list``) and
 every tool call is one op of the ``Client``: the daemon answers it from the memory it already
@@ -218,6 +219,6 @@ def serve(project: Path | None = None) -> int:
 
     root = project if project is not None else (layout.find_project(os.getcwd()) or Path.cwd())
     root = Path(os.path.abspath(root))
-    with Client(root) as client:
+    with Client(root, light_socket=True) as client:  # no pyzmq: one per agent session
         serve_lines(McpServer(root, client), sys.stdin.buffer, sys.stdout.buffer)
     return 0

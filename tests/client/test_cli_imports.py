@@ -67,16 +67,23 @@ def test_daemon_mode_context_does_not_load_the_core(cli: Cli, daemon: Any, proje
 
 # -- the agent hook: ``maestroctl hook <tool> session-start`` runs at every agent start -------
 # What the hook may load beyond ``import zmq`` (the floor it is measured against, bench P8):
-# the client, the hook runtime and the light common modules. Not argparse or the command
+# the client, its light socket (the standard library's ``socket``, not zmq itself), the hook
+# runtime and the light common modules. Not argparse or the command
 # modules (the CLI dispatches the hook before building its parser), not the core (the daemon's
 # reply carries the token count), not platformdirs (MAESTRO_HOME is set here).
 HOOK_MAY_LOAD = {
+    "_socket",
+    "array",
+    "select",
+    "selectors",
+    "socket",
     "fcntl",
     "signal",
     "maestro_memory",
     "maestro_memory.client",
     "maestro_memory.client._client",
     "maestro_memory.client._liveness",
+    "maestro_memory.client._zmtp",
     "maestro_memory.client.cli",
     "maestro_memory.client.cli.exits",
     "maestro_memory.client.cli.main",
@@ -151,6 +158,7 @@ def test_session_start_hook_with_the_daemon_loads_little_beyond_zmq(
     )
     assert loaded - floor - HOOK_MAY_LOAD == set()
     for heavy in (
+        "zmq",  # the light socket (client/_zmtp.py) talks to the daemon
         "maestro_memory.core",
         "argparse",
         "maestro_memory.client.cli.commands",
@@ -229,5 +237,5 @@ def test_mcp_server_with_the_daemon_loads_no_sdk_and_no_core(
     assert "Run the linters before every commit" in context  # the daemon answered
     loaded = {m for m in loaded if not m.startswith("STDOUT ")}
     assert loaded - floor - MCP_MAY_LOAD - {"os"} == set()
-    for heavy in ("maestro_memory.core", "mcp", "pydantic", "argparse", "anyio"):
+    for heavy in ("zmq", "maestro_memory.core", "mcp", "pydantic", "argparse", "anyio"):
         assert heavy not in loaded
