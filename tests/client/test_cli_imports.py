@@ -124,6 +124,15 @@ def _hook_modules(cli: Cli, project: Path, tool: str = "claude") -> tuple[set[st
     return loaded - {stdout}, stdout.removeprefix("STDOUT ")
 
 
+def _zmq_floor(cli: Cli) -> set[str]:
+    """What ``python -c "import zmq"`` loads: the floor the hook and the MCP door are held to."""
+    return _modules_of(
+        "import sys, json, zmq; "
+        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')",
+        cli.env,
+    )
+
+
 def _with_a_rule(cli: Cli, project: Path) -> None:
     saved = cli(
         "-C",
@@ -145,11 +154,7 @@ def test_session_start_hook_with_the_daemon_loads_little_beyond_zmq(
 ) -> None:
     daemon.register(project)
     _with_a_rule(cli, project)
-    floor = _modules_of(
-        "import sys, json, zmq; "
-        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')",
-        cli.env,
-    )
+    floor = _zmq_floor(cli)
     loaded, stdout = _hook_modules(cli, project, tool)
     # The daemon answered: the rule is in the context the hook printed.
     assert (
@@ -223,11 +228,7 @@ def test_mcp_server_with_the_daemon_loads_no_sdk_and_no_core(
 ) -> None:
     daemon.register(project)
     _with_a_rule(cli, project)
-    floor = _modules_of(
-        "import sys, json, zmq; "
-        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')",
-        cli.env,
-    )
+    floor = _zmq_floor(cli)
     stdin = "".join(json.dumps(m) + "\n" for m in MCP_SESSION)
     probe = PROBE.replace("cli.main(sys.argv[1:])", "(os.chdir(sys.argv[1]), cli.main(['mcp']))[1]")
     loaded = _modules_of("import os\n" + probe, cli.env, str(project), stdin=stdin)
