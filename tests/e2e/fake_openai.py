@@ -6,6 +6,16 @@ response.completed. ``GET /v1/models`` answers an empty list; anything else an e
 object (recorded). A scripted marker in the newest user text makes the reply function calls
 (``ToolCall.input`` becomes the JSON ``arguments``); a request whose newest input item is a
 ``function_call_output`` gets the canned text.
+
+Tools come in the request's ``tools`` list either at the top level (``{"type": "function",
+"name": "exec_command", …}``) or nested in an entry ``{"type": "namespace", "name":
+"mcp__maestro", "tools": [{"type": "function", "name": "search", …}, …]}``: Codex 0.171.0
+offers each MCP server's tools that way. A model calls a nested tool by its own name with the
+namespace beside it (``{"type": "function_call", "namespace": "mcp__maestro", "name":
+"search", …}``); Codex refuses the flat ``mcp__maestro__search`` as "unsupported call". A
+script names a nested tool ``<namespace>__<tool>`` (``mcp__maestro__search``); the stand-in
+finds it among the tools this request offered and answers in the namespaced form. A name
+offered nowhere is sent as it is (the CLI's refusal then shows in the next request).
 """
 
 from __future__ import annotations
@@ -35,6 +45,40 @@ def user_text(body: Any) -> tuple[str, bool]:
     return "", False
 
 
+def offered_tools(body: Any) -> dict[str, tuple[str | None, str]]:
+    """The tools a request offers: ``{name a script uses: (namespace or None, tool name)}``;
+    a tool nested in namespace ``N`` is ``N__<tool>``."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    offered: dict[str, tuple[str | None, str]] = {}
+    for tool in tools if isinstance(tools, list) else []:
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        if tool.get("type") == "namespace":
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+                    offered[f"{tool['name']}__{inner['name']}"] = (tool["name"], inner["name"])
+        else:
+            offered[tool["name"]] = (None, tool["name"])
+    return offered
+
+
+def function_call(call: ToolCall, offered: dict[str, tuple[str | None, str]]) -> dict[str, Any]:
+    """The ``function_call`` output item a model sends for ``call``."""
+    n = next(_ids)
+    namespace, name = offered.get(call.name, (None, call.name))
+    item: dict[str, Any] = {
+        "type": "function_call",
+        "id": f"fc_{n:08d}",
+        "call_id": f"call_{n:08d}",
+        "name": name,
+        "arguments": json.dumps(call.input),
+        "status": "completed",
+    }
+    if namespace is not None:
+        item["namespace"] = namespace
+    return item
+
+
 class FakeOpenAI(FakeApi):
     name = "openai"
 
@@ -55,18 +99,8 @@ class FakeOpenAI(FakeApi):
         text, tool_result = user_text(body)
         calls = [] if tool_result else self.script.calls_for(text)
         rid = f"resp_{next(_ids):08d}"
-        items: list[dict[str, Any]] = []
-        for call in calls:
-            n = next(_ids)
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": f"fc_{n:08d}",
-                    "call_id": f"call_{n:08d}",
-                    "name": call.name,
-                    "arguments": json.dumps(call.input),
-                }
-            )
+        offered = offered_tools(body)
+        items: list[dict[str, Any]] = [function_call(call, offered) for call in calls]
         if not calls:
             items.append(
                 {
@@ -129,4 +163,4 @@ class FakeOpenAI(FakeApi):
         return Response(sse_events=events)
 
 
-__all__ = ["FakeOpenAI", "ToolCall", "user_text"]
+__all__ = ["FakeOpenAI", "ToolCall", "function_call", "offered_tools", "user_text"]

@@ -1,16 +1,16 @@
 """The stand-ins can answer with tool calls (``api.script.on(marker, ToolCall(...))``), so a
-test can make a CLI act as if its model chose to: write a file, call an MCP tool."""
+test can make a CLI act as if its model chose to: write a file, call an MCP tool (with each
+CLI's real MCP client: Claude Code, Gemini and Codex)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
-
 from .agents import ClaudeAgent, CodexAgent, GeminiAgent
 from .conftest import run_maestroctl
 from .fake_base import ToolCall
+from .fake_openai import offered_tools
 
 FACT = "Deploy with the blue-green script"
 
@@ -65,14 +65,16 @@ def test_gemini_mcp_search_round_trip(gemini: GeminiAgent, maestro_project: Path
     assert FACT in tool_results(run.model_requests)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Codex 0.171.0 starts the MCP server (codex mcp list: enabled) but offers its tools "
-    "to no model request of the stand-in; the call is refused as 'unsupported call'",
-)
 def test_codex_mcp_search_round_trip(codex: CodexAgent, maestro_project: Path) -> None:
     remember(maestro_project)
     codex.wire_mcp()
     codex.api.script.on("FIND-IT", ToolCall("mcp__maestro__search", {"query": "deploy"}))
     run = codex.run("FIND-IT please")
+    # Codex offers an MCP server's tools nested in a namespace entry of `tools`; the stand-in
+    # calls `search` in namespace `mcp__maestro`, as a model would.
+    offered = offered_tools(run.model_requests[0].body)
+    assert offered["mcp__maestro__search"] == ("mcp__maestro", "search")
+    assert offered["mcp__maestro__get_context"] == ("mcp__maestro", "get_context")
+    assert len(run.model_requests) == 2  # the tool call, then the turn with its result
+    assert "unsupported call" not in tool_results(run.model_requests)
     assert FACT in tool_results(run.model_requests)
