@@ -5,6 +5,7 @@ CLI's real MCP client: Claude Code, Gemini and Codex)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from .agents import ClaudeAgent, CodexAgent, GeminiAgent
@@ -28,7 +29,7 @@ def remember(project: Path) -> None:
     )
 
 
-def tool_results(run_requests: list[object]) -> str:
+def tool_results(run_requests: Sequence[object]) -> str:
     return json.dumps([getattr(r, "body", None) for r in run_requests][1:])
 
 
