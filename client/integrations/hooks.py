@@ -27,7 +27,9 @@ A hook reads the tool's JSON from stdin and answers on stdout:
   loads them itself; issue 20).
 * ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
   ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
-  none when the session had no prompt — then the project's maintenance.
+  none when the session had no prompt — then the project's maintenance. With a daemon that owns
+  the project this is its ``end_session`` op: acknowledged at once, done on its writer; without
+  one the hook does it (``ops.session_note``, then the two ops in direct mode).
 * ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
   must not run maintenance (accepted so that an older settings file stays harmless).
 
@@ -36,7 +38,10 @@ was started), else above the hook's ``cwd`` (which follows the agent's ``cd``).
 
 Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
 above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
-goes to ``<log dir>/hooks.log``. The daemon gets a short timeout; after it, calls that may be
+goes to ``<log dir>/hooks.log``; but a session start that found its project is never silently
+without memory: it prints the last block served there (kept in the state dir after every
+session start), marked as possibly out of date, or one line saying memory was not loaded.
+The daemon gets a short timeout; after it, calls that may be
 repeated safely run in direct mode instead. A watchdog ends the hook before ``DEADLINE``
 whatever it is waiting for, and nothing longer than the token budget is ever printed.
 """
