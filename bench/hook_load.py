@@ -116,7 +116,11 @@ def main() -> int:
             kind = _kind(stdout)
             counts[kind] = counts.get(kind, 0) + 1
             walls.append(wall)
+        log = Path(env["MAESTRO_HOME"], "log", "hooks.log")
+        text = log.read_text() if log.exists() else ""
+        reasons = ("gave up after", "still running after", "served the last block", "is told")
         result = {
+            "hooks_log": {r: text.count(r) for r in reasons},
             "cores": os.cpu_count(),
             "load_1min": [round(load_before, 1), round(os.getloadavg()[0], 1)],
             "session_start": counts,

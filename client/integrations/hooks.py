@@ -218,6 +218,10 @@ class _Watchdog:
         remaining = self.hard_deadline - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
             self.run.log(f"still running after {self.hard_deadline:g} s; exited", screen=False)
+            if self.run.event == "session-start" and self.run.project is not None:
+                # Not silently without memory, even here (the file read is all it costs).
+                why = f"the hook's {self.hard_deadline:g} s hard deadline passed"
+                _write(self.run, _not_loaded(self.run, why), self.run.stdout, wait=0.05)
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
@@ -251,7 +255,7 @@ class _Run:
     """This hook process's one run: the tool it serves, the event, when it started, the
     project once found, and the block a session start built (kept after the output)."""
 
-    __slots__ = ("built", "event", "project", "started", "tool")
+    __slots__ = ("built", "event", "printed", "project", "started", "stdout", "tool")
 
     def __init__(self, tool: str, event: str, started: float) -> None:
         self.tool = tool  # who acted: "claude" | "codex" | "gemini"
@@ -259,6 +263,8 @@ class _Run:
         self.started = started  # time.monotonic() at the start: the deadlines count from it
         self.project: Path | None = None
         self.built: tuple[str, int] | None = None  # (block, tokens) of a session start
+        self.stdout: IO[str] | None = None  # where the output goes (None: sys.stdout)
+        self.printed = threading.Lock()  # held by whoever prints: one output, never two
 
     def log(self, reason: str, *, screen: bool = True) -> None:
         log_reason(self.event, reason, screen=screen, tool=self.tool)
@@ -514,6 +520,7 @@ def run_hook(
     load (``_not_loaded``); any other failure prints nothing."""
     started = time.monotonic()
     run = _Run(tool if tool in TOOLS else "claude", event, started)
+    run.stdout = stdout
     memory: list[_HookClient] = []
     try:
         with _Watchdog(run) as watchdog:  # its backstop holds until the end of this block
@@ -550,8 +557,10 @@ def run_hook(
     return 0
 
 
-def _write(run: _Run, output: str, stdout: IO[str] | None) -> None:
-    if output:
+def _write(run: _Run, output: str, stdout: IO[str] | None, wait: float = -1) -> None:
+    """Print ``output``, once: the main thread, or the backstop when the main thread has not
+    (``run.printed`` is never released: whoever takes it is the one output)."""
+    if output and run.printed.acquire(timeout=wait):
         out = sys.stdout if stdout is None else stdout
         try:
             out.write(output + "\n")

@@ -10,6 +10,8 @@ import json
 import os
 import signal
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Any
 from maestrod_testkit import wait_for
 
 from maestro_memory.client.integrations import hooks
+from maestro_memory.client.integrations.hooks import DEADLINE_ENV
 from maestro_memory.core import MemoryStore, Settings
 
 from .test_hooks import BOUND, _transcript, claude_reads, hook, hook_log, start_payload
@@ -159,3 +162,37 @@ def test_an_empty_context_forgets_the_last_block(daemon: Any, project: Path) -> 
     proc, _ = hook("session-start", start_payload(project, session="s2"))
     assert proc.returncode == 0 and proc.stdout == b""
     assert not _kept(project).exists()
+
+
+# The watchdog's alarm works only in the main thread: run there the hook has nothing but its
+# backstop, which must still serve the last block before it ends the process.
+IN_A_THREAD = (
+    "import threading\n"
+    "from maestro_memory.client.integrations.hooks import run_hook\n"
+    "t = threading.Thread(target=run_hook, args=('claude', 'session-start'))\n"
+    "t.start(); t.join()\n"
+)
+
+
+def test_the_hard_deadline_backstop_serves_the_last_block(
+    maestro_home: Path, project: Path
+) -> None:
+    MemoryStore(project).save_semantic("Always run the tests first", "quality_rule", 1.0)
+    proc, _ = hook("session-start", start_payload(project))  # no daemon: direct mode
+    assert "Always run the tests first" in claude_reads(proc.stdout, "SessionStart")
+    assert _kept(project).exists()
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", DEADLINE_ENV)}
+    payload = json.dumps(start_payload(project, session="s2")).encode()
+    with project_lock(project):  # initialize waits for it, and no alarm interrupts the wait
+        done = subprocess.run(
+            [sys.executable, "-c", IN_A_THREAD],
+            input=payload,
+            env=env,
+            capture_output=True,
+            timeout=BOUND,
+        )
+    assert done.returncode == 0, done.stderr
+    first, _, block = claude_reads(done.stdout, "SessionStart").partition("\n")
+    assert "hard deadline" in first and "may be out of date" in first
+    assert "Always run the tests first" in block
+    assert "still running after" in hook_log(maestro_home)
