@@ -222,6 +222,19 @@ class OpMethods:
             args["decisions"] = dict(decisions)
         return self.call("maintenance", args, project=project)
 
+    def end_session(
+        self,
+        session_id: str | None = None,
+        transcript_path: str | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> Result:
+        """Hand a session's end to the daemon: it acknowledges at once, then distils the
+        transcript into the session's note and runs the project's maintenance on its writer.
+        Needs the daemon (``DaemonNotRunning`` otherwise: the caller does it itself)."""
+        args = _drop_none(session_id=session_id, transcript_path=transcript_path)
+        return self.call("end_session", args, project=project)
+
     def import_tool_memories(
         self,
         tools: list[str] | None = None,

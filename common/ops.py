@@ -405,6 +405,23 @@ def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict
     return result
 
 
+TRANSCRIPT_BUDGET = 0.5  # seconds of reading a transcript for its note: then it stops
+
+
+def session_note(
+    project: Path, transcript_path: str, should_stop: Callable[[], bool]
+) -> str | None:
+    """The note a session leaves, distilled from its transcript (``core.digest``, streamed,
+    stopped when ``should_stop`` says so); None when the session had no prompt. Raises
+    ``OSError`` when the transcript cannot be read. The session-end hook's direct path and the
+    daemon's ``end_session`` both call it, then the ``save_session_note`` and ``maintenance``
+    ops: one implementation for both."""
+    from ..core.digest import distil
+
+    with open(transcript_path, "rb") as lines:
+        return distil(lines, str(project), should_stop=should_stop).note()
+
+
 def dispatch_memory_op(backend: Backend, op: str, project: Path, args: Args) -> dict[str, Any]:
     spec = MEMORY_OPS[op]
     check_args(spec.args, args)

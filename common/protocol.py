@@ -83,6 +83,7 @@ OPS: dict[str, OpFacts] = _facts(
     ("maintenance",    True,  False, "write",   True),
     ("forget",         True,  False, "write",   True),  # a repeat is not_found: no retry
     ("import_tool_memories", True, True, "write", True),  # idempotent: see core/toolmem.py
+    ("end_session",    True,  False, "write",   False),  # acknowledged, then done on the writer
 )
 # fmt: on
 

@@ -9,6 +9,7 @@ durable. Each op's facts (scope, read or write) come from the op table, ``protoc
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -19,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 import psutil  # type: ignore[import-untyped]
 
 from ..common import layout
-from ..common.ops import MEMORY_OPS, OpSpec, dispatch_memory_op, opt_int, opt_str, resolve_project
+from ..common.ops import (
+    MEMORY_OPS,
+    TRANSCRIPT_BUDGET,
+    OpSpec,
+    dispatch_memory_op,
+    opt_int,
+    opt_str,
+    resolve_project,
+    session_note,
+)
 from ..common.protocol import (
     BAD_REQUEST,
     CONFLICT,
@@ -47,6 +57,9 @@ if TYPE_CHECKING:
     from .scheduler import MaintenanceScheduler
     from .watcher import Watcher
     from .writer import Writer
+
+
+log = logging.getLogger("maestrod")
 
 
 @dataclass(frozen=True)
@@ -254,6 +267,59 @@ def op_log(call: Call) -> dict[str, Any]:
     limit = opt_int(call.args, "limit", LOG_LIMIT_DEFAULT)
     journal = call.services.journal
     return log_reply(journal.directory, call.project, limit, journal.keep)
+
+
+@daemon_op("end_session", "session_id", "transcript_path")
+def op_end_session(call: Call) -> dict[str, Any]:
+    """A session ended: acknowledged at once (the session-end hook does not wait), then on the
+    writer its transcript is distilled into its note (``ops.session_note``) and the
+    ``save_session_note`` and ``maintenance`` ops run, each its own transaction: what the
+    hook's direct path does. Every failure after the acknowledgement is logged."""
+    project = call.project
+    assert project is not None
+    session_id = opt_str(call.args, "session_id")
+    transcript = opt_str(call.args, "transcript_path")
+    if transcript is not None and not os.path.isabs(transcript):
+        raise OpError(BAD_REQUEST, "'transcript_path' must be an absolute path")
+    writer = call.services.writer
+
+    def end() -> dict[str, Any]:
+        _end_session(writer, project, session_id, transcript, call.request.pid)
+        return {}
+
+    try:
+        writer.submit(TaskJob("end_session", end))  # no reply_to: the reply is this one
+    except Closed as exc:
+        raise OpError(SHUTTING_DOWN, str(exc)) from exc
+    return {"queued": True, "session_id": session_id}
+
+
+def _end_session(
+    writer: Writer,
+    project: Path,
+    session_id: str | None,
+    transcript: str | None,
+    pid: int | None,
+) -> None:
+    note = None
+    if session_id is not None and transcript is not None:
+        until = time.monotonic() + TRANSCRIPT_BUDGET
+        try:
+            note = session_note(project, transcript, lambda: time.monotonic() > until)
+        except OSError as exc:
+            log.warning(
+                "end_session %s: no session note: cannot read the transcript (%s)", project, exc
+            )
+    jobs = [MemoryJob(project, "maintenance", {}, pid)]
+    if note is not None:
+        args = {"note": note, "session_id": session_id}
+        jobs.insert(0, MemoryJob(project, "save_session_note", args, pid))
+    for job in jobs:
+        outcome = writer.run_now(job)
+        if not outcome.ok:
+            log.error(
+                "end_session %s: %s failed: %s: %s", project, job.op, outcome.code, outcome.message
+            )
 
 
 @daemon_op("shutdown", "reason")

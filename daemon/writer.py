@@ -416,6 +416,17 @@ class Writer:
         self.queue.put(job)
         return future
 
+    def run_now(self, job: MemoryJob) -> JobOutcome:
+        """Run ``job`` at once, in its own transaction, from a ``TaskJob`` (writer thread
+        only): for work that follows from what a task found (``end_session``'s note and
+        maintenance), with nothing to queue and so nothing a shutdown could drop."""
+        future: Future[JobOutcome] = Future()
+        job.future = future
+        self._apply_batch(job.project, [job])
+        if not future.done():  # every path of _apply_batch finishes its jobs; just in case
+            return JobOutcome.failure(INTERNAL, f"{job.op} was not run")
+        return future.result()
+
     def _run(self) -> None:
         push = self._context.socket(zmq.PUSH)
         push.sndhwm = 0

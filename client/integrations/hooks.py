@@ -27,7 +27,9 @@ A hook reads the tool's JSON from stdin and answers on stdout:
   loads them itself; issue 20).
 * ``session-end`` (SessionEnd): the session's note — its ``transcript_path`` distilled by
   ``core.digest`` (task, files edited, commands, commits), one episodic entry per session id,
-  none when the session had no prompt — then the project's maintenance.
+  none when the session had no prompt — then the project's maintenance. With a daemon that owns
+  the project this is its ``end_session`` op: acknowledged at once, done on its writer; without
+  one the hook does it (``ops.session_note``, then the two ops in direct mode).
 * ``stop`` (Stop): nothing. Stop fires after every reply; it is not the end of a session and
   must not run maintenance (accepted so that an older settings file stays harmless).
 
@@ -36,7 +38,10 @@ was started), else above the hook's ``cwd`` (which follows the agent's ``cd``).
 
 Every hook is fail-open and bounded. Whatever goes wrong -- garbage on stdin, no ``.maestro/``
 above ``cwd``, a dead or hung daemon, a bug -- it exits 0 and prints nothing, and the reason
-goes to ``<log dir>/hooks.log``. The daemon gets a short timeout; after it, calls that may be
+goes to ``<log dir>/hooks.log``; but a session start that found its project is never silently
+without memory: it prints the last block served there (kept in the state dir after every
+session start), marked as possibly out of date, or one line saying memory was not loaded.
+The daemon gets a short timeout; after it, calls that may be
 repeated safely run in direct mode instead. A watchdog ends the hook before ``DEADLINE``
 whatever it is waiting for, and nothing longer than the token budget is ever printed.
 """
@@ -57,7 +62,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ...common.agents import AGENTS
 from ...common.layout import find_project
-from ..errors import MaestroError
+from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
 
 if TYPE_CHECKING:
     from .._client import Client
@@ -213,6 +218,10 @@ class _Watchdog:
         remaining = self.hard_deadline - (time.monotonic() - self.started)
         if not self._done.wait(max(0.0, remaining)):
             self.run.log(f"still running after {self.hard_deadline:g} s; exited", screen=False)
+            if self.run.event == "session-start" and self.run.project is not None:
+                # Not silently without memory, even here (the file read is all it costs).
+                why = f"the hook's {self.hard_deadline:g} s hard deadline passed"
+                _write(self.run, _not_loaded(self.run, why), self.run.stdout, wait=0.05)
             os._exit(0)
 
     def __enter__(self) -> _Watchdog:
@@ -243,14 +252,19 @@ class _Watchdog:
 
 
 class _Run:
-    """This hook process's one run: the tool it serves, the event, when it started."""
+    """This hook process's one run: the tool it serves, the event, when it started, the
+    project once found, and the block a session start built (kept after the output)."""
 
-    __slots__ = ("event", "started", "tool")
+    __slots__ = ("built", "event", "printed", "project", "started", "stdout", "tool")
 
     def __init__(self, tool: str, event: str, started: float) -> None:
         self.tool = tool  # who acted: "claude" | "codex" | "gemini"
         self.event = event
         self.started = started  # time.monotonic() at the start: the deadlines count from it
+        self.project: Path | None = None
+        self.built: tuple[str, int] | None = None  # (block, tokens) of a session start
+        self.stdout: IO[str] | None = None  # where the output goes (None: sys.stdout)
+        self.printed = threading.Lock()  # held by whoever prints: one output, never two
 
     def log(self, reason: str, *, screen: bool = True) -> None:
         log_reason(self.event, reason, screen=screen, tool=self.tool)
@@ -363,10 +377,12 @@ def _session_start(memory: _HookClient, data: dict[str, Any], budget: int) -> st
     else:
         memory.call(lambda c: c.initialize(session_id))
     _import_tool_memories(memory)
+    limit = _start_limit(budget)  # room for the out-of-date line, should it be served later
     result = memory.call(
-        lambda c: c.build_context(max_tokens=budget, session_id=session_id, for_tool=memory.tool)
+        lambda c: c.build_context(max_tokens=limit, session_id=session_id, for_tool=memory.tool)
     )
     context = _reply_context(result, budget)
+    memory.run.built = (context, int(result.get("tokens", 0)))
     return _hook_output(memory.tool, "session-start", context) if context else ""
 
 
@@ -418,23 +434,19 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     return json.dumps(out, ensure_ascii=False) if out else ""
 
 
-TRANSCRIPT_BUDGET = 0.5  # seconds after the hook starts: stop reading the transcript
-
-
-def _session_note(memory: _HookClient, data: dict[str, Any]) -> None:
-    """Distil the transcript into the session's episodic note (core.digest), if it had a
-    prompt. A missing or unreadable transcript is no error: no note."""
-    session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
+def _session_note(memory: _HookClient, session_id: str | None, path: str | None) -> None:
+    """Direct path: distil the transcript into the session's episodic note (``ops.session_note``,
+    read until ``TRANSCRIPT_BUDGET`` after the hook started), if it had a prompt. A missing or
+    unreadable transcript is no error: no note."""
     if session_id is None or path is None:
         return
-    from ...core.digest import distil
+    from ...common.ops import TRANSCRIPT_BUDGET, session_note
 
     def late() -> bool:
         return memory.run.elapsed() > _scaled(TRANSCRIPT_BUDGET)
 
     try:
-        with open(path, "rb") as lines:
-            note = distil(lines, str(memory.project), should_stop=late).note()
+        note = session_note(memory.project, path, late)
     except OSError as exc:
         memory.run.log(f"no session note: cannot read the transcript ({exc})")
         return
@@ -443,7 +455,20 @@ def _session_note(memory: _HookClient, data: dict[str, Any]) -> None:
 
 
 def _session_end(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
-    _session_note(memory, data)
+    session_id, path = _text(data, "session_id"), _text(data, "transcript_path")
+    if path is not None:
+        path = os.path.abspath(path)
+    try:  # the daemon acknowledges, then does the note and the maintenance on its writer
+        memory.call(lambda c: c.end_session(session_id, path))
+        return ""
+    except DaemonTimeout:
+        raise  # it may still do it: not done twice here (maintenance is not repeatable)
+    except DaemonUnavailable:
+        pass  # not running, or gone: the direct path below
+    except RequestError as exc:
+        if exc.code != "not_registered":
+            raise
+    _session_note(memory, session_id, path)
     # Not redone in direct mode after a timeout (the op table: maintenance is not repeatable);
     # the daemon that timed out still runs it, and the nightly job does it anyway.
     memory.call(lambda c: c.maintenance())
@@ -474,6 +499,7 @@ def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
     if project is None:
         where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
         raise _Skip(f"no .maestro/ at or above {where}")
+    run.project = project
     memory = _HookClient(run, project)
     memory_slot.append(memory)
     return _HANDLERS[event](memory, data, hook_budget())
@@ -489,35 +515,134 @@ def run_claude_hook(
 def run_hook(
     tool: str, event: str, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None
 ) -> int:
-    """Run one hook for ``tool``; always returns 0 (fail-open). Output only on success."""
+    """Run one hook for ``tool``; always returns 0 (fail-open). A session start that found
+    its project but not its context prints the last block served there, or says it did not
+    load (``_not_loaded``); any other failure prints nothing."""
     started = time.monotonic()
     run = _Run(tool if tool in TOOLS else "claude", event, started)
-    output = ""
+    run.stdout = stdout
     memory: list[_HookClient] = []
     try:
-        with _Watchdog(run) as watchdog:
+        with _Watchdog(run) as watchdog:  # its backstop holds until the end of this block
+            output, failed = "", ""
             try:
-                output = _run(run, sys.stdin.buffer if stdin is None else stdin, memory)
-            finally:
-                watchdog.disarm()  # first: no alarm can interrupt the handling below
-    except _Deadline:
-        elapsed, deadline = time.monotonic() - started, time_limits()[0]
-        run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
-    except _Skip as exc:
-        run.log(str(exc))
-    except MaestroError as exc:
-        run.log(f"{type(exc).__name__}: {exc}")
-    except Exception as exc:  # a bug: still fail open, with the reason logged
-        run.log(f"unexpected {type(exc).__name__}: {exc}")
+                try:
+                    output = _run(run, sys.stdin.buffer if stdin is None else stdin, memory)
+                finally:
+                    watchdog.disarm()  # first: no alarm can interrupt the handling below
+            except _Deadline:
+                elapsed, deadline = time.monotonic() - started, time_limits()[0]
+                run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
+                failed = f"the hook's {deadline:g} s deadline passed"
+            except _Skip as exc:
+                run.log(str(exc))
+                failed = "see hooks.log"
+            except MaestroError as exc:
+                run.log(f"{type(exc).__name__}: {exc}")
+                failed = "the memory did not answer; see hooks.log"
+            except Exception as exc:  # a bug: still fail open, with the reason logged
+                run.log(f"unexpected {type(exc).__name__}: {exc}")
+                failed = "an error; see hooks.log"
+            if failed and not output and run.event == "session-start" and run.project:
+                output = _not_loaded(run, failed)
+            _write(run, output, stdout)
+            if run.built is not None and run.project is not None:
+                _keep_last_block(run, run.project, *run.built)
+    except _Deadline:  # the alarm rang between the handler's return and the disarm
+        run.log("gave up at the deadline", screen=False)
     finally:
         for m in memory:
             with contextlib.suppress(Exception):
                 m.close()
-    if output:
+    return 0
+
+
+def _write(run: _Run, output: str, stdout: IO[str] | None, wait: float = -1) -> None:
+    """Print ``output``, once: the main thread, or the backstop when the main thread has not
+    (``run.printed`` is never released: whoever takes it is the one output)."""
+    if output and run.printed.acquire(timeout=wait):
         out = sys.stdout if stdout is None else stdout
         try:
             out.write(output + "\n")
             out.flush()
         except OSError as exc:
             run.log(f"cannot write the hook output: {exc}")
-    return 0
+
+
+# -------------------------------------------------------------------------------------------
+# The last block: what a session start gets when it cannot get its context in time
+# -------------------------------------------------------------------------------------------
+
+LAST_BLOCK_DIR = "hook-blocks"  # under the daemon's state dir; one small file per project
+OUT_OF_DATE = (
+    "(Project memory from an earlier session start, not loaded this time ({why}):"
+    " it may be out of date.)"
+)
+NOT_LOADED = "Project memory could not be loaded this time ({why})."
+MARK_RESERVE = 40  # tokens of a session start's budget kept for the out-of-date line
+
+
+def _tokens(text: str) -> int:
+    """The core's estimate (``core.text.estimate_tokens``: a token per 4 characters),
+    without loading the core on the deadline path."""
+    return -(-len(text) // 4)
+
+
+def _start_limit(budget: int) -> int:
+    """The session start's block: its budget less ``MARK_RESERVE``, unless that is most of it."""
+    return budget - MARK_RESERVE if budget > 2 * MARK_RESERVE else budget
+
+
+def _last_block_path(project: Path) -> Path:
+    """``<state dir>/hook-blocks/<FNV-1a 64 of the project path>.json`` (no hashlib: it
+    costs more to load than the rest of the file; the path inside is checked on reading)."""
+    from ...common import paths
+
+    key = 0xCBF29CE484222325
+    for byte in os.fsencode(str(project)):
+        key = ((key ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return paths.resolve().state_dir / LAST_BLOCK_DIR / f"{key:016x}.json"
+
+
+def _keep_last_block(run: _Run, project: Path, block: str, tokens: int) -> None:
+    """Keep the block this session start served (atomically, 0600), or forget the last one
+    when it served none."""
+    try:
+        path = _last_block_path(project)
+        if not block:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+        with os.fdopen(os.open(temp, flags, 0o600), "w", encoding="utf-8") as out:
+            json.dump({"project": str(project), "tokens": tokens, "context": block}, out)
+        os.replace(temp, path)
+    except OSError as exc:
+        run.log(f"cannot keep the last block: {exc}", screen=False)
+
+
+def _not_loaded(run: _Run, why: str) -> str:
+    """What a session start whose context did not come prints: the last block served for
+    the project, marked in one line as possibly out of date, when it fits the budget; else
+    one line telling that the memory could not be loaded this time (and why)."""
+    assert run.project is not None
+    budget = hook_budget()
+    try:
+        with open(_last_block_path(run.project), encoding="utf-8") as kept:
+            last = json.load(kept)
+        block, tokens = last["context"], last["tokens"]
+        if last["project"] == str(run.project) and isinstance(block, str) and block:
+            mark = OUT_OF_DATE.format(why=why)
+            if isinstance(tokens, int) and tokens + _tokens(mark) + 1 <= budget:
+                run.log("served the last block kept for this project", screen=False)
+                return _hook_output(run.tool, "session-start", mark + "\n" + block)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # none kept (or unreadable): say so instead
+    tell = NOT_LOADED.format(why=why)
+    if _tokens(tell) > budget:
+        return ""
+    run.log("no last block for this project; the session is told", screen=False)
+    out = json.loads(_hook_output(run.tool, "session-start", tell))
+    out["systemMessage"] = tell
+    return json.dumps(out, ensure_ascii=False)

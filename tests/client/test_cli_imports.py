@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from maestroctl_runner import Cli
+from maestrod_testkit import wait_for
 
 HEAVY = ("zmq", "psutil", "platformdirs", "watchdog", "apscheduler", "maestro_memory.core")
 
@@ -172,6 +173,27 @@ def test_session_start_hook_with_the_daemon_loads_little_beyond_zmq(
         "dataclasses",
     ):
         assert heavy not in loaded
+
+
+def test_session_end_hook_with_the_daemon_hands_over_and_loads_no_core(
+    cli: Cli, daemon: Any, project: Path, tmp_path: Path
+) -> None:
+    daemon.register(project)
+    _with_a_rule(cli, project)
+    transcript = tmp_path / "t.jsonl"
+    prompt = {"type": "user", "message": {"role": "user", "content": "Add a signup form"}}
+    transcript.write_text(json.dumps(prompt) + "\n")
+    event = json.dumps(
+        {"session_id": "end-1", "cwd": str(project), "transcript_path": str(transcript)}
+    )
+    env = {**cli.env, "MAESTRO_HOOK_DEADLINE": "30"}
+    loaded = _modules_of(PROBE, env, "hook", "claude", "session-end", stdin=event)
+    loaded = {m for m in loaded if not m.startswith("STDOUT ")}
+    assert loaded - _zmq_floor(cli) - HOOK_MAY_LOAD == set()
+    for heavy in ("zmq", "maestro_memory.core", "maestro_memory.common.ops", "argparse"):
+        assert heavy not in loaded
+    episodic = project / ".maestro" / "memory" / "episodic.md"
+    wait_for(lambda: episodic.exists() and "signup form" in episodic.read_text(), 30)
 
 
 def test_session_start_hook_without_the_daemon_reads_the_files(cli: Cli, project: Path) -> None:

@@ -416,9 +416,14 @@ def test_everything_hung_gives_up_within_the_bound(
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        for event in ("session-start", "session-end"):
-            proc, elapsed = hook(event, start_payload(memory_project), deadline=None)
-            assert_silent(proc, elapsed)
+        proc, elapsed = hook("session-end", start_payload(memory_project), deadline=None)
+        assert_silent(proc, elapsed)
+        # A session start is never silently without memory: none was kept here, so it is told.
+        proc, elapsed = hook("session-start", start_payload(memory_project), deadline=None)
+        assert proc.returncode == 0 and elapsed < BOUND
+        told = json.loads(proc.stdout)
+        assert told["systemMessage"].startswith("Project memory could not be loaded this time")
+        assert "deadline" in claude_reads(proc.stdout, "SessionStart")
     finally:
         os.close(fd)
     assert "gave up after" in hook_log(maestro_home)
