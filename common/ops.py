@@ -34,7 +34,7 @@ from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
 from . import worktree
 from .agents import AGENTS as TOOLS
-from .protocol import BAD_REQUEST, CONFLICT, NOT_FOUND, REJECTED, OpError
+from .protocol import BAD_REQUEST, CONFLICT, INTERNAL, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
 Args = dict[str, Any]
@@ -337,7 +337,23 @@ def op_forget(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
         return memory.forget(chosen, dry_run=dry_run)
 
     # A dry run runs in the writer too, so it sees every write queued before it.
-    return core_errors(lambda: backend.write(project, "forget", apply)).to_dict()
+    report = core_errors(lambda: backend.write(project, "forget", apply)).to_dict()
+    if not dry_run:
+        _drop_hook_block(project)
+    return report
+
+
+def _drop_hook_block(project: Path) -> None:
+    """The last block a session-start hook kept for the project may quote what was just
+    forgotten: it goes too (the next session start keeps a new one)."""
+    from . import paths
+
+    try:
+        paths.resolve().hook_block_path(project).unlink(missing_ok=True)
+    except OSError as exc:
+        raise OpError(
+            INTERNAL, f"forgotten, but the hooks' last block of {project} is still there: {exc}"
+        ) from exc
 
 
 SEARCH_LIMIT_DEFAULT = 20

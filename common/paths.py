@@ -23,6 +23,7 @@ APP = "maestro-memory"
 SOCKET_NAME = "maestrod.sock"
 LOCK_NAME = "maestrod.lock"
 PID_NAME = "maestrod.pid"
+HOOK_BLOCKS_DIR = "hook-blocks"
 SUN_PATH_MAX = 104 if sys.platform == "darwin" else 108
 
 
@@ -77,6 +78,15 @@ class Paths(NamedTuple):  # not a dataclass: the client loads this in agent hook
     @property
     def log_path(self) -> Path:
         return self.log_dir / "maestrod.log"
+
+    def hook_block_path(self, project: Path | str) -> Path:
+        """The last context block a session-start hook served for ``project``
+        (``<state>/hook-blocks/<FNV-1a 64 of its path>.json``; no hashlib: hooks pay for every
+        import, and the path inside the file is checked on reading). ``forget`` deletes it."""
+        key = 0xCBF29CE484222325
+        for byte in os.fsencode(str(project)):
+            key = ((key ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+        return self.state_dir / HOOK_BLOCKS_DIR / f"{key:016x}.json"
 
     def all_dirs(self) -> tuple[Path, ...]:
         return (self.runtime_dir, self.state_dir, self.config_dir, self.log_dir)

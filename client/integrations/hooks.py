@@ -573,7 +573,6 @@ def _write(run: _Run, output: str, stdout: IO[str] | None, wait: float = -1) -> 
 # The last block: what a session start gets when it cannot get its context in time
 # -------------------------------------------------------------------------------------------
 
-LAST_BLOCK_DIR = "hook-blocks"  # under the daemon's state dir; one small file per project
 OUT_OF_DATE = (
     "(Project memory from an earlier session start, not loaded this time ({why}):"
     " it may be out of date.)"
@@ -594,14 +593,10 @@ def _start_limit(budget: int) -> int:
 
 
 def _last_block_path(project: Path) -> Path:
-    """``<state dir>/hook-blocks/<FNV-1a 64 of the project path>.json`` (no hashlib: it
-    costs more to load than the rest of the file; the path inside is checked on reading)."""
+    """Where the last block for ``project`` is kept (``Paths.hook_block_path``)."""
     from ...common import paths
 
-    key = 0xCBF29CE484222325
-    for byte in os.fsencode(str(project)):
-        key = ((key ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return paths.resolve().state_dir / LAST_BLOCK_DIR / f"{key:016x}.json"
+    return paths.resolve().hook_block_path(project)
 
 
 def _keep_last_block(run: _Run, project: Path, block: str, tokens: int) -> None:

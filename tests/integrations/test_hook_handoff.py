@@ -164,6 +164,43 @@ def test_an_empty_context_forgets_the_last_block(daemon: Any, project: Path) -> 
     assert not _kept(project).exists()
 
 
+def test_forget_takes_the_last_block_with_it(daemon: Any, project: Path) -> None:
+    """The kept block quotes the memory: what is forgotten must not wait there for a hung
+    daemon to serve it again. Through the daemon, and in direct mode."""
+    store = MemoryStore(project)
+    store.save_semantic("Deploy key is kept in the team vault", "project_context", 1.0)
+    store.save_semantic("Always run the tests first", "quality_rule", 1.0)
+    daemon.register(project)
+    hook("session-start", start_payload(project))
+    assert "team vault" in _kept(project).read_text()
+    dry = daemon.result("forget", project, match="team vault", dry_run=True)
+    assert dry["dry_run"] is True and _kept(project).exists()  # a dry run changes nothing
+    daemon.result("forget", project, match="team vault")
+    assert not _kept(project).exists()
+
+    assert daemon.stop() == 0
+    hook("session-start", start_payload(project, session="s2"))  # direct mode keeps one again
+    assert "Always run the tests first" in _kept(project).read_text()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "maestro_memory.client.cli",
+            "-C",
+            str(project),
+            "forget",
+            "--match",
+            "tests first",
+            "--json",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["via"] == "direct"
+    assert not _kept(project).exists()
+
+
 # The watchdog's alarm works only in the main thread: run there the hook has nothing but its
 # backstop, which must still serve the last block before it ends the process.
 IN_A_THREAD = (
