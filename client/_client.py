@@ -633,8 +633,9 @@ class _Transport:
             self._socket = None
 
     def _roundtrip_light(self, frame: bytes, req_id: str) -> Result:
-        """``_roundtrip`` over ``_zmtp``. A connection kept from an earlier call that turns out
-        dead at the send (the daemon restarted since) is made again once: nothing was sent."""
+        """``_roundtrip`` over ``_zmtp``. A connection kept from an earlier call that the daemon
+        closed since (it restarted) is made again before anything is sent on it; a socket
+        nobody listens on is ``DaemonNotRunning`` (nothing was sent: direct mode may take it)."""
         from ._zmtp import ZmtpClosed, ZmtpDealer, ipc_path
 
         deadline = time.monotonic() + self.timeout
@@ -642,17 +643,15 @@ class _Transport:
         if path is None:
             raise DaemonUnavailable(f"no light socket for {self.paths.endpoint}: ipc:// only")
         try:
-            for fresh in (self._light is None, True):
-                if self._light is None or self._pid != os.getpid():
-                    self._light, self._pid = None, os.getpid()
-                    self._light = ZmtpDealer(path, max(0.001, deadline - time.monotonic()))
+            if self._light is not None and (self._pid != os.getpid() or not self._light.alive()):
+                self.drop_socket()
+            if self._light is None:
+                self._pid = os.getpid()
                 try:
-                    self._light.send(frame, deadline - time.monotonic())
-                    break
-                except (BrokenPipeError, ConnectionResetError):
-                    self.drop_socket()
-                    if fresh:
-                        raise
+                    self._light = ZmtpDealer(path, max(0.001, deadline - time.monotonic()))
+                except (FileNotFoundError, ConnectionRefusedError) as exc:
+                    raise DaemonNotRunning(f"maestrod is not listening at {path}: {exc}") from None
+            self._light.send(frame, deadline - time.monotonic())
             while True:
                 assert self._light is not None
                 frames = self._light.recv(deadline)

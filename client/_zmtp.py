@@ -86,6 +86,16 @@ class ZmtpDealer:
     def close(self) -> None:
         self._sock.close()
 
+    def alive(self) -> bool:
+        """False when the peer has closed the connection (one non-blocking peek; a kept
+        connection is checked before it is used again)."""
+        try:
+            return self._sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            return True  # nothing pending: open
+        except OSError:
+            return False
+
     def send(self, data: bytes, timeout: float) -> None:
         self._sock.settimeout(max(0.001, timeout))
         self._sock.sendall(_frame(0, data))

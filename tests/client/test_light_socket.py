@@ -52,6 +52,49 @@ def test_a_restarted_daemon_is_reached_again_on_the_next_call(
         assert "Always run ruff before committing" in str(context["context"])
 
 
+def test_a_write_after_a_daemon_restart_reaches_the_new_daemon(
+    daemon_factory: Any, project: Path
+) -> None:
+    # save_semantic is not retried after a timeout: the dead connection must be noticed before
+    # the request is sent on it, not after.
+    first = daemon_factory()
+    first.register(project)
+    with Client(project, light_socket=True) as light:
+        _rule(light)
+        assert first.stop() == 0
+        second = daemon_factory()
+        second.register(project)
+        saved = light.save_semantic("Use pnpm, not npm", "project_context", 0.9)
+        assert saved["action"] == "added" and light.last_via == "daemon"
+    assert [r["op"] for r in second.result("log", project)["records"]][-1] == "save_semantic"
+
+
+def test_a_socket_nobody_listens_on_goes_direct(
+    maestro_home: Path, project: Path, short_dir: Path
+) -> None:
+    """A daemon that died without cleaning up while something still holds its lock: the
+    liveness probe says running, the connect is refused, nothing was sent."""
+    import fcntl
+
+    from maestro_memory.common import paths as paths_mod
+
+    real = paths_mod.resolve()
+    paths = real._replace(runtime_dir=short_dir)
+    paths.runtime_dir.mkdir(parents=True, exist_ok=True)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(paths.socket_path))
+    stale.close()  # the file stays, nobody listens
+    lock = os.open(paths.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        with Client(project, light_socket=True, paths=paths) as light:
+            assert light.daemon_running()
+            light.build_context(task="anything")  # safe to run here: it does
+            assert light.last_via == "direct"
+    finally:
+        os.close(lock)
+
+
 def test_a_hung_daemon_times_out(daemon: Any, project: Path) -> None:
     daemon.register(project)
     with Client(project, light_socket=True, timeout=0.5, retries=0) as light:
