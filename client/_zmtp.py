@@ -16,6 +16,7 @@ frame out, and frames in until one without the MORE flag. Commands that arrive b
 
 from __future__ import annotations
 
+import select
 import socket
 import struct
 import time
@@ -90,9 +91,11 @@ class ZmtpDealer:
         """False when the peer has closed the connection (one non-blocking peek; a kept
         connection is checked before it is used again)."""
         try:
-            return self._sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
-        except BlockingIOError:
-            return True  # nothing pending: open
+            readable, _, _ = select.select([self._sock], [], [], 0)
+            if not readable:
+                return True  # nothing pending: open
+            # (MSG_DONTWAIT alone would not do: with a timeout set, Python waits for it first.)
+            return self._sock.recv(1, socket.MSG_PEEK) != b""
         except OSError:
             return False
 

@@ -35,6 +35,10 @@ def test_light_and_pyzmq_clients_get_the_same_replies(daemon: Any, project: Path
         assert light.entries() == heavy.entries()
         assert [e["id"] for e in light.entries()["entries"]] == [entry_id]
         assert light.hello()["version"] == heavy.hello()["version"]
+        # One connection for all of these: a live one is kept, not made again per call.
+        kept = light._transport._light
+        light.ping()
+        assert kept is not None and light._transport._light is kept
 
 
 def test_a_restarted_daemon_is_reached_again_on_the_next_call(
