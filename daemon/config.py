@@ -28,7 +28,6 @@ core with the same settings (``common.settings`` reads ``[core]`` for both).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,17 +71,50 @@ class CronSpec:
         }
 
 
-def _crontab_weekdays(field: str) -> str:
-    """Crontab counts weekdays from Sunday = 0 (7 also Sunday); APScheduler 3.x from Monday.
-    Names mean the same to both, so numbers become names (a step after '/' stays a number)."""
+def _weekday(word: str) -> int:
+    """One crontab weekday, a number 0-7 (0 and 7 are Sunday) or a name, as 0-6."""
+    name = word.lower()
+    if name in _WEEKDAYS:
+        return _WEEKDAYS.index(name)
+    if not word.isdigit():
+        raise ConfigError(f"day of week {word!r} is not a number 0-7 or a name (sun ... sat)")
+    number = int(word)
+    if number > 7:
+        raise ConfigError(f"day of week {number} is out of range 0-7")
+    return number % 7
 
-    def name(match: re.Match[str]) -> str:
-        number = int(match.group(0))
-        if number > 7:
-            raise ConfigError(f"day of week {number} is out of range 0-7")
-        return _WEEKDAYS[number]
 
-    return re.sub(r"(?<![/\d])\d+", name, field)
+def crontab_weekdays(field: str) -> str:
+    """A crontab day-of-week field as APScheduler 3.x must be told it.
+
+    Crontab counts weekdays from Sunday = 0 (7 is Sunday too), APScheduler 3.x from Monday, so
+    a number or a step passed through would land on other days (``*/2`` is Sun, Tue, Thu, Sat
+    to crontab and Mon, Wed, Fri, Sun to APScheduler). Every form (``*``, ``*/n``, ``a``,
+    ``a-b``, ``a-b/n``, names, lists of these) is expanded here, with crontab's numbering, into
+    the days it means, and handed over as names, which mean the same to both.
+    """
+    if field == "*":
+        return field
+    days: set[int] = set()
+    for part in field.split(","):
+        span, slash, step_text = part.partition("/")
+        step = 1
+        if slash:
+            if not step_text.isdigit() or int(step_text) == 0:
+                raise ConfigError(f"day of week {part!r}: the step must be a number from 1")
+            step = int(step_text)
+        if span == "*":
+            first, last = 0, 7
+        else:
+            low, dash, high = span.partition("-")
+            first = _weekday(low)
+            last = _weekday(high) if dash else (7 if slash else first)  # '1/2': 1-7/2
+            if dash and high.isdigit() and int(high) == 7:
+                last = 7  # 'fri-7' runs Friday to Sunday
+            if last < first:
+                raise ConfigError(f"day of week {part!r}: a range runs from low to high")
+        days.update(day % 7 for day in range(first, last + 1, step))
+    return ",".join(_WEEKDAYS[day] for day in sorted(days))
 
 
 def parse_cron(expr: str) -> CronSpec:
@@ -95,7 +127,7 @@ def parse_cron(expr: str) -> CronSpec:
             "day-of-week) or 6 (seconds first)"
         )
     second, minute, hour, day, month, dow = parts
-    return CronSpec(second, minute, hour, day, month, _crontab_weekdays(dow))
+    return CronSpec(second, minute, hour, day, month, crontab_weekdays(dow))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,9 @@ The guard (``Guard``), in order, for every request:
    rebinds its DNS name to 127.0.0.1 still sends its own name, and is refused (403).
 2. ``GET /?token=…`` with the right token sets the session cookie (``HttpOnly``,
    ``SameSite=Strict``, path ``/``) and redirects to ``/``, so the token leaves the address bar.
+   The token is one-time: once it has bought the cookie it opens nothing again (403
+   ``token_used``; a browser that already holds the cookie is just sent to ``/``), so a URL
+   left in a history, a log or a shell's scrollback is worth nothing.
 3. Everything else needs that cookie: without it, 401 and no data.
 4. ``POST`` also needs an ``Origin`` equal to this server's own origin and the CSRF token (sent
    by the page in ``X-CSRF-Token``, handed out by ``/api/session``): 403 otherwise.
@@ -75,11 +78,12 @@ MAX_BODY = 64 * 1024
 
 @dataclass
 class Secrets:
-    """The URL token (given once), the cookie's session value and the CSRF token."""
+    """The URL token (good once), the cookie's session value and the CSRF token."""
 
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    token_used: bool = False  # set by the first request the token opened (one event loop)
 
 
 def _same(given: str | None, expected: str) -> bool:
@@ -122,10 +126,22 @@ class Guard:
             return _error(403, "forbidden_host", "this server answers only to 127.0.0.1/localhost")
         method, path = scope["method"], scope["path"]
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        cookies = _cookies(headers.get("cookie", ""))
+        has_session = _same(cookies.get(self.cookie_name()), self.keys.session)
         if path == "/" and "token" in query and method == "GET":
             if not _same(query["token"][0], self.keys.token):
                 return _error(403, "bad_token", "wrong token: open the URL maestroctl ui printed")
             redirect = Response(status_code=303, headers={"location": "/"})
+            if has_session:
+                return redirect  # the browser it opened, back at the URL: nothing new to give
+            if self.keys.token_used:
+                return _error(
+                    403,
+                    "token_used",
+                    "this URL's token was used already: open the viewer in the browser it "
+                    "opened, or restart maestroctl ui for a new URL",
+                )
+            self.keys.token_used = True
             redirect.set_cookie(
                 self.cookie_name(),
                 self.keys.session,
@@ -134,8 +150,7 @@ class Guard:
                 samesite="strict",
             )
             return redirect
-        cookies = _cookies(headers.get("cookie", ""))
-        if not _same(cookies.get(self.cookie_name()), self.keys.session):
+        if not has_session:
             return _error(
                 401, "unauthorized", "no session: open the URL that maestroctl ui printed"
             )

@@ -20,7 +20,8 @@ Tools (``mcp_tools.TOOLS``): ``get_context``, ``remember``, ``note``, ``search``
 check gets one readable sentence back. Resources: ``memory://semantic``, ``memory://episodic``,
 ``memory://archive`` (the files as they are on disk). The server counts as one session
 (``mcp-<random>``): context it builds reinforces the entries it found relevant at most once, as
-any session's would.
+any session's would. Started outside any project (no ``.maestro/`` at or above the working
+directory, no ``-C``), every tool call says so (``outside_project``) and nothing is created.
 """
 
 from __future__ import annotations
@@ -65,9 +66,19 @@ class McpServer:
     """MCP over JSON-RPC for one connection: ``handle`` takes one parsed message and returns
     the reply to send, or None (a notification, or a response to nothing we asked)."""
 
-    def __init__(self, project: Path, memory: OpMethods, session_id: str | None = None) -> None:
+    def __init__(
+        self,
+        project: Path,
+        memory: OpMethods,
+        session_id: str | None = None,
+        *,
+        in_project: bool = True,
+    ) -> None:
         self.project = project
         self.memory = memory
+        # Started outside any project (no ``.maestro/`` at or above it, no ``-C``): every tool
+        # answers with ``outside_project`` and nothing is read, written or created.
+        self.in_project = in_project
         self.session_id = session_id if session_id is not None else f"mcp-{os.urandom(6).hex()}"
         self._methods: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
             "initialize": self._initialize,
@@ -143,7 +154,11 @@ class McpServer:
         try:
             if not isinstance(arguments, dict):
                 raise InvalidArguments(f"{tool.name}: invalid arguments: not an object.")
-            result = tool.run(self.memory, tool.check_arguments(arguments), self.session_id)
+            checked = tool.check_arguments(arguments)
+            if not self.in_project:
+                text = outside_project(self.project)
+                return {"content": [{"type": "text", "text": text}], "isError": True}
+            result = tool.run(self.memory, checked, self.session_id)
         except (InvalidArguments, MaestroError) as exc:
             return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         if isinstance(result, str):
@@ -156,6 +171,8 @@ class McpServer:
         }
 
     def _list_resources(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        if not self.in_project:
+            return {"resources": []}
         return {
             "resources": [
                 {
@@ -171,7 +188,7 @@ class McpServer:
     def _read_resource(self, params: Mapping[str, Any]) -> dict[str, Any]:
         uri = params.get("uri")
         kind = uri.removeprefix("memory://") if isinstance(uri, str) else None
-        if kind not in FILES or uri != f"memory://{kind}":
+        if kind not in FILES or uri != f"memory://{kind}" or not self.in_project:
             raise _RpcError(RESOURCE_NOT_FOUND, f"resource not found: {uri!r}")
         path = layout.memory_dir(self.project) / FILES[kind]
         try:
@@ -181,6 +198,15 @@ class McpServer:
         except OSError as exc:
             raise _RpcError(INVALID_PARAMS, f"cannot read {path}: {exc}") from exc
         return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
+
+
+def outside_project(folder: Path) -> str:
+    """What every tool answers when the server was started outside any project."""
+    return (
+        f"Not in a project: there is no .maestro/ folder in {folder} or above it, so nothing "
+        "was remembered, read or created. Run 'maestroctl init' in the project's folder, or "
+        "start the server as 'maestroctl -C PROJECT mcp'."
+    )
 
 
 def _reply(message: bytes, server: McpServer) -> dict[str, Any] | list[dict[str, Any]] | None:
@@ -214,11 +240,13 @@ def serve_lines(server: McpServer, stdin: IO[bytes], stdout: IO[bytes]) -> None:
 
 def serve(project: Path | None = None) -> int:
     """Serve over stdio until the client hangs up (the project: ``-C``, else the nearest
-    ``.maestro/`` above the working directory, else the working directory)."""
+    ``.maestro/`` at or above the working directory; with neither, every tool call says so and
+    nothing is created)."""
     from .._client import Client
 
-    root = project if project is not None else (layout.find_project(os.getcwd()) or Path.cwd())
-    root = Path(os.path.abspath(root))
+    found = project if project is not None else layout.find_project(os.getcwd())
+    root = Path(os.path.abspath(found if found is not None else os.getcwd()))
     with Client(root, light_socket=True) as client:  # no pyzmq: one per agent session
-        serve_lines(McpServer(root, client), sys.stdin.buffer, sys.stdout.buffer)
+        server = McpServer(root, client, in_project=found is not None)
+        serve_lines(server, sys.stdin.buffer, sys.stdout.buffer)
     return 0

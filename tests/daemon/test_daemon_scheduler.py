@@ -144,12 +144,52 @@ def test_parse_cron_fields() -> None:
     assert (five.second, five.minute, five.hour, five.day_of_week) == ("0", "30", "23", "*")
     six = parse_cron("5 30 23 * * *")
     assert six.second == "5"
-    # crontab numbers weekdays from Sunday = 0; APScheduler 3 from Monday: names avoid that.
-    assert parse_cron("0 9 * * 1-5").day_of_week == "mon-fri"
-    assert parse_cron("0 9 * * 0,7").day_of_week == "sun,sun"
-    assert parse_cron("0 9 * * */2").day_of_week == "*/2"
     with pytest.raises(ConfigError):
         parse_cron("* * *")
+
+
+# Crontab's meaning of each day-of-week form (Sunday = 0 = 7), as crontab(5) defines it.
+CRONTAB_DAYS = {
+    "*": "sun mon tue wed thu fri sat",
+    "*/2": "sun tue thu sat",
+    "*/3": "sun wed sat",
+    "1-5": "mon tue wed thu fri",
+    "1-5/2": "mon wed fri",
+    "0": "sun",
+    "7": "sun",
+    "0,7": "sun",
+    "5-7": "fri sat sun",
+    "1/2": "mon wed fri sun",
+    "6,0": "sun sat",
+    "mon-fri": "mon tue wed thu fri",
+    "Sat,sun": "sun sat",
+    "mon,3-4,sat": "mon wed thu sat",
+}
+
+
+@pytest.mark.parametrize("field", sorted(CRONTAB_DAYS))
+def test_day_of_week_uses_crontab_numbering_in_every_form(field: str) -> None:
+    from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
+
+    trigger = CronTrigger(**parse_cron(f"0 9 * * {field}").fields(), timezone="UTC")
+    start = dt.datetime(2026, 1, 4, tzinfo=dt.UTC)  # a Sunday
+    fired: list[str] = []
+    previous = None
+    now = start
+    while (now - start).days < 7:
+        now = trigger.get_next_fire_time(previous, now)
+        if (now - start).days >= 7:
+            break
+        fired.append(now.strftime("%a").lower())
+        previous, now = now, now + dt.timedelta(seconds=1)
+    week = "sun mon tue wed thu fri sat".split()
+    assert fired == sorted(CRONTAB_DAYS[field].split(), key=week.index), field
+
+
+@pytest.mark.parametrize("field", ["8", "*/0", "5-1", "fun", "1-", "*/x"])
+def test_a_bad_day_of_week_is_refused(field: str) -> None:
+    with pytest.raises(ConfigError, match="day of week"):
+        parse_cron(f"0 9 * * {field}")
 
 
 def test_load_config(tmp_path: Path) -> None:

@@ -120,6 +120,8 @@ def text_of_error(result: Any) -> str:
 
 
 def test_empty_memory_says_so(maestro_home: Path, project: Path) -> None:
+    (project / ".maestro").mkdir()
+
     async def body(session: McpClient) -> None:
         text = text_of(await session.call_tool("get_context", {}))
         assert "empty" in text
@@ -128,6 +130,7 @@ def test_empty_memory_says_so(maestro_home: Path, project: Path) -> None:
 
 
 def test_through_the_daemon(daemon: Any, project: Path) -> None:
+    (project / ".maestro").mkdir()  # as 'maestroctl init' makes it: the server's project
     daemon.register(project)
 
     async def body(session: McpClient) -> None:

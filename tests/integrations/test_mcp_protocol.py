@@ -75,6 +75,49 @@ def mcp(maestro_home: Path, project: Path) -> Iterator[McpProcess]:
         server.proc.wait()
 
 
+def test_outside_any_project_it_creates_nothing_and_says_so(
+    maestro_home: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"  # no .maestro/ here or above (as the system tmp folder)
+    elsewhere.mkdir()
+    server = McpProcess(elsewhere)
+    try:
+        initialize(server)
+        calls = {
+            "remember": {"fact": "Use pnpm", "category": "project_context"},
+            "note": {"context": "Tried the build"},
+            "get_context": {},
+            "search": {"query": "pnpm"},
+            "forget": {"entry_ids": ["s-1"]},
+        }
+        for n, (tool, arguments) in enumerate(calls.items(), start=1):
+            result = server.call(n, tool, arguments)
+            assert result["isError"] is True, (tool, result)
+            text = result["content"][0]["text"]
+            assert "Not in a project" in text and str(elsewhere) in text, text
+            assert "maestroctl init" in text
+        bad = server.call(9, "remember", {"fact": "x", "category": "nope"})
+        assert "invalid arguments" in bad["content"][0]["text"]  # arguments still checked
+        listed = server.ask({"jsonrpc": "2.0", "id": 10, "method": "resources/list"})
+        assert listed["result"]["resources"] == []
+        read = server.ask(
+            {
+                "jsonrpc": "2.0",
+                "id": 11,
+                "method": "resources/read",
+                "params": {"uri": "memory://semantic"},
+            }
+        )
+        assert "error" in read
+        assert server.close() == 0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    assert list(tmp_path.rglob(".maestro")) == []
+    assert sorted(p.name for p in elsewhere.iterdir()) == []
+
+
 def initialize(mcp: McpProcess, version: str = "2025-06-18") -> dict[str, Any]:
     reply = mcp.ask(
         {

@@ -180,6 +180,27 @@ def test_no_token_no_data(page: Any, ui_server: UiServer, seeded: dict[str, str]
     assert page.locator("#semantic").count() == 0  # the page itself is not served
 
 
+def test_the_token_opens_one_browser_only(
+    page: Any, playwright_browser: Any, ui_server: UiServer, seeded: dict[str, str]
+) -> None:
+    open_page(page, ui_server)  # the first browser: the token buys its cookie
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")  # ... which keeps the session
+    page.goto(ui_server.url)  # the same browser back at the URL: still in
+    page.wait_for_selector("body[data-ready='1']")
+    fresh = playwright_browser.new_context()  # a second browser, no cookie, the same URL
+    try:
+        other = fresh.new_page()
+        other.set_default_timeout(WAIT_MS)
+        response = other.goto(ui_server.url)
+        assert response is not None and response.status == 403
+        assert "token_used" in other.content()
+        assert "Always run the tests" not in other.content()
+        assert fresh.cookies() == []
+    finally:
+        fresh.close()
+
+
 def test_through_the_daemon_with_its_journal(
     page: Any,
     daemon: Any,

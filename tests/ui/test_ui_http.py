@@ -124,6 +124,21 @@ def test_without_the_cookie_there_is_no_data(ui_server: UiServer, path: str) -> 
     assert json.loads(body)["error"]["code"] == "unauthorized"
 
 
+def test_the_token_is_good_once(ui_server: UiServer) -> None:
+    cookie = login(ui_server)
+    again, headers, body = request(ui_server, "GET", f"/?token={ui_server.token}")
+    assert again == 403 and "set-cookie" not in headers  # a fresh client, the same URL
+    assert json.loads(body)["error"]["code"] == "token_used"
+    status, _, _ = request(ui_server, "GET", "/api/overview")
+    assert status == 401
+    back, headers, _ = request(
+        ui_server, "GET", f"/?token={ui_server.token}", headers={"Cookie": cookie}
+    )
+    assert back == 303 and headers["location"] == "/" and "set-cookie" not in headers
+    status, _, _ = request(ui_server, "GET", "/api/overview", headers={"Cookie": cookie})
+    assert status == 200  # the cookie carries the session
+
+
 def test_a_wrong_token_or_cookie_is_refused(ui_server: UiServer) -> None:
     status, headers, _ = request(ui_server, "GET", "/?token=" + "x" * 43)
     assert status == 403 and "set-cookie" not in headers

@@ -441,11 +441,24 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
         if c.fix and c.status != "ok":
             lines.append(f"      fix: {c.fix}")
     lines.append("")
-    lines.append(f"{out.plural(len(failed), 'problem')} found." if failed else "No problems found.")
-    result = {"healthy": not failed, "checks": [c.to_dict() for c in doctor.checks]}
+    warned = [c for c in doctor.checks if c.status == "warn"]
+    lines.append(closing_line(len(failed), len(warned)))
+    result = {
+        "healthy": not failed,
+        "warnings": len(warned),
+        "checks": [c.to_dict() for c in doctor.checks],
+    }
     return Outcome(
         result, "\n".join(lines), exit_code=EXIT_ERROR if failed else EXIT_OK, project=ctx.project
     )
+
+
+def closing_line(failed: int, warned: int) -> str:
+    """Doctor's last line: the problems and the warnings above it, both counted."""
+    problems = out.plural(failed, "problem") if failed else "No problems"
+    if not warned:
+        return f"{problems} found."
+    return f"{problems} and {out.plural(warned, 'warning')} found."
 
 
 def _privacy(doctor: _Doctor) -> None:
