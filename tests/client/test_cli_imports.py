@@ -12,7 +12,7 @@ import pytest
 from maestroctl_runner import Cli
 from maestrod_testkit import wait_for
 
-HEAVY = ("zmq", "psutil", "platformdirs", "watchdog", "apscheduler", "maestro_memory.core")
+HEAVY = ("zmq", "psutil", "platformdirs", "watchdog", "apscheduler", "numpy", "maestro_memory.core")
 
 PROBE = """
 import json, sys

@@ -1,0 +1,218 @@
+"""The meaning layer: a small static text-embedding model, loaded once, that says how close two
+texts are in meaning.
+
+The model (``data/``) is distilled by ``tools/meaning/build_model.py`` from
+``sentence-transformers/all-MiniLM-L6-v2`` (Apache-2.0): one 256-dimension vector per WordPiece
+token of its vocabulary, int8 with a scale per row. A text's vector is the mean of its tokens'
+vectors, normalised to length 1; ``similarity`` is the cosine of two of them. The rules:
+
+* **Tokens**: BERT's uncased reading, done here: control characters dropped, CJK characters
+  split apart, lower-cased, accents stripped, split on white space and on every punctuation mark,
+  then WordPiece, longest match first, with ``##`` continuations (a word with no match, or of
+  more than 100 characters, is unknown and left out).
+* **Loading**: lazily, once per process (``model()``), and only by the daemon or a direct-mode
+  command that needs it: the hook and MCP-door processes never import this module (numpy is
+  heavy; ``tests/client/test_cli_imports.py``). The manifest's sha256 is pinned here and each
+  file's sha256 is in the manifest: a file that does not match is ``ModelError``, never a model.
+* **No words**: a text with no known token has the zero vector, similar to nothing (0.0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+else:
+    Vectors = Any
+
+__all__ = ["MODEL_DIR", "Model", "ModelError", "embed", "model", "similarity", "wordpieces"]
+
+MODEL_DIR = Path(__file__).resolve().parent / "data"
+MANIFEST_SHA256 = "b7c2f24b1f4eaa894f4685f920bf5b5fe0b426e0ab1591883338362776b4104b"
+MAX_WORD_CHARS = 100  # BERT's limit: a longer word is unknown
+_FILES = ("vectors.npy", "scales.npy", "vocab.txt")
+
+
+class ModelError(Exception):
+    """The shipped model is missing or does not match its pinned checksums."""
+
+
+# ---- BERT's uncased tokenisation, then WordPiece ------------------------------------------
+
+
+def _punctuation(ch: str) -> bool:
+    cp = ord(ch)
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+        return True
+    return unicodedata.category(ch).startswith("P")
+
+
+def _cjk(cp: int) -> bool:
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
+    )
+
+
+def basic_words(text: str) -> list[str]:
+    """The words and punctuation marks of ``text`` as BERT's uncased basic tokeniser reads it."""
+    chars: list[str] = []
+    for ch in text:
+        cp = ord(ch)
+        if cp == 0 or cp == 0xFFFD:
+            continue
+        if ch.isspace():
+            chars.append(" ")
+        elif unicodedata.category(ch).startswith("C") and ch not in "\t\n\r":
+            continue
+        elif _cjk(cp):
+            chars.append(f" {ch} ")
+        else:
+            chars.append(ch)
+    out: list[str] = []
+    for word in "".join(chars).lower().split():
+        word = "".join(
+            c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn"
+        )
+        current = ""
+        for ch in word:
+            if _punctuation(ch):
+                if current:
+                    out.append(current)
+                out.append(ch)
+                current = ""
+            else:
+                current += ch
+        if current:
+            out.append(current)
+    return out
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: one model per process
+class Model:
+    """The loaded model: vocabulary and quantised token vectors."""
+
+    vocab: dict[str, int]
+    vectors: Any  # int8, tokens x dims
+    scales: Any  # float32, one per token
+    manifest: dict[str, Any]
+
+    @property
+    def dims(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def word_ids(self, word: str) -> tuple[int, ...]:
+        """WordPiece ids of one basic word, longest match first; () when unknown."""
+        return _word_ids(self, word)
+
+    def ids(self, text: str) -> list[int]:
+        return [i for word in basic_words(text) for i in self.word_ids(word)]
+
+
+@lru_cache(maxsize=65536)
+def _word_ids(m: Model, word: str) -> tuple[int, ...]:
+    if len(word) > MAX_WORD_CHARS:
+        return ()
+    ids: list[int] = []
+    start = 0
+    while start < len(word):
+        end = len(word)
+        found = None
+        while start < end:
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            found = m.vocab.get(piece)
+            if found is not None:
+                break
+            end -= 1
+        if found is None:
+            return ()  # BERT: the whole word is [UNK]
+        ids.append(found)
+        start = end
+    return tuple(ids)
+
+
+def wordpieces(text: str) -> list[str]:
+    """The WordPiece tokens of ``text`` (unknown words left out)."""
+    m = model()
+    names = {i: t for t, i in m.vocab.items()}
+    return [names[i] for i in m.ids(text)]
+
+
+def _verified(path: Path, want: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"the meaning model is missing: {path} ({exc.strerror})") from None
+    if hashlib.sha256(data).hexdigest() != want:
+        raise ModelError(f"the meaning model's {path.name} does not match its checksum")
+    return data
+
+
+def load(directory: Path = MODEL_DIR, manifest_sha256: str = MANIFEST_SHA256) -> Model:
+    """Read and verify a model folder (``model()`` is this, once, on the shipped one)."""
+    import numpy as np
+
+    manifest = json.loads(_verified(directory / "manifest.json", manifest_sha256))
+    data = {name: _verified(directory / name, manifest["sha256"][name]) for name in _FILES}
+    vectors = np.load(io.BytesIO(data["vectors.npy"]), allow_pickle=False)
+    scales = np.load(io.BytesIO(data["scales.npy"]), allow_pickle=False)
+    tokens = data["vocab.txt"].decode("utf-8").split("\n")[:-1]
+    if vectors.dtype != np.int8 or vectors.shape[0] != len(tokens) != scales.shape[0]:
+        raise ModelError("the meaning model's files do not fit together")
+    return Model({t: i for i, t in enumerate(tokens)}, vectors, scales, manifest)
+
+
+@cache
+def model() -> Model:
+    """The shipped model, loaded and verified once per process."""
+    return load()
+
+
+def embed(texts: Sequence[str]) -> Vectors:
+    """One unit vector per text (float32, len(texts) x dims); the zero row for a text with no
+    known token."""
+    import numpy as np
+
+    m = model()
+    out = np.zeros((len(texts), m.dims), dtype=np.float32)
+    for row, text in enumerate(texts):
+        out[row] = _embed_one(text)
+    return out
+
+
+@lru_cache(maxsize=16384)
+def _embed_one(text: str) -> Vectors:
+    import numpy as np
+
+    m = model()
+    special = {m.vocab.get(t) for t in ("[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]")}
+    ids = [i for i in m.ids(text) if i not in special]
+    if not ids:
+        return np.zeros(m.dims, dtype=np.float32)
+    rows = m.vectors[ids].astype(np.float32) * m.scales[ids, None]
+    mean = rows.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    vec: Vectors = mean / norm if norm else mean
+    vec.setflags(write=False)
+    return vec
+
+
+def similarity(a: str, b: str) -> float:
+    """Cosine of the two texts' vectors, in [-1, 1]; 0.0 when either has no known token."""
+    return float(_embed_one(a) @ _embed_one(b))

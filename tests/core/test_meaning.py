@@ -1,0 +1,78 @@
+"""The meaning layer (``core/meaning``): its tokeniser, its vectors and its checksums, on the
+model the package ships (no network, no torch)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maestro_memory.core import meaning
+from maestro_memory.core.meaning import MODEL_DIR, ModelError, embed, load, similarity, wordpieces
+
+
+@pytest.mark.parametrize(
+    ("text", "pieces"),
+    [
+        # Expected pieces as BERT's own uncased tokeniser gives them for this vocabulary.
+        ("Use pnpm, never npm!", "use p ##np ##m , never np ##m !"),
+        ("Run `pytest -vx` in tests/unit", "run ` p ##yte ##st - v ##x ` in tests / unit"),
+        ("Café naïve ÉCOLE", "cafe naive ecole"),
+        ("unaffable gofumpt", "una ##ffa ##ble go ##fu ##mpt"),
+        ("日本語 text", "日 本 語 text"),
+        ("x" * 101 + " ok", "ok"),  # a word over 100 characters is unknown, left out
+        ("tab\tand\x00nul\u200b", "tab and ##nu ##l"),
+    ],
+)
+def test_wordpieces_read_text_as_bert_uncased(text: str, pieces: str) -> None:
+    assert wordpieces(text) == pieces.split()
+
+
+def test_vectors_are_unit_length_and_zero_for_no_words() -> None:
+    vectors = embed(["Always use pnpm", "", "!!!", "x" * 200])
+    assert vectors.shape == (4, meaning.model().dims) and vectors.dtype == np.float32
+    assert abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-5
+    assert not vectors[3].any()
+    assert similarity("", "Always use pnpm") == 0.0
+    assert similarity("Always use pnpm", "Always use pnpm") == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_rewording_is_closer_than_another_rule() -> None:
+    same = similarity(
+        "Run the unit tests before every commit", "Before committing, always run unit tests"
+    )
+    other = similarity("Run the unit tests before every commit", "The API server listens on 8080")
+    assert same > other + 0.2
+
+
+def test_the_shipped_model_is_the_pinned_one() -> None:
+    m = meaning.model()
+    assert m.manifest["upstream"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert m.manifest["upstream_licence"] == "Apache-2.0"
+    assert m.vectors.shape == (m.manifest["tokens"], m.manifest["dims"]) == (30522, 256)
+
+
+def _copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, folder)
+    return folder
+
+
+def test_a_changed_byte_in_any_file_is_refused(tmp_path: Path) -> None:
+    for name in ("vectors.npy", "scales.npy", "vocab.txt", "manifest.json"):
+        folder = _copy(tmp_path / name)
+        data = bytearray((folder / name).read_bytes())
+        data[-2] ^= 1
+        (folder / name).write_bytes(bytes(data))
+        with pytest.raises(ModelError, match="checksum"):
+            load(folder)
+    assert load(_copy(tmp_path / "intact")).vectors.shape[0] == 30522
+
+
+def test_a_missing_file_is_refused(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "scales.npy").unlink()
+    with pytest.raises(ModelError, match="missing"):
+        load(folder)
