@@ -328,6 +328,7 @@ class Client(OpMethods):
         fallback_after_timeout: bool = False,
         on_fallback: Callable[[str], None] | None = None,
         light_socket: bool = False,
+        register_unowned: Callable[[str], bool] | None = None,
     ) -> None:
         """``lock_deadline`` (a ``time.monotonic()`` value; direct mode): a write that cannot
         take the project lock by then fails (``internal``, "held by another writer") instead
@@ -341,7 +342,12 @@ class Client(OpMethods):
 
         ``light_socket``: talk to the daemon over ``_zmtp`` (the standard library's sockets)
         instead of pyzmq, which then never loads -- for the processes every agent session
-        starts (the hooks, ``maestroctl mcp``). Same requests, same replies."""
+        starts (the hooks, ``maestroctl mcp``). Same requests, same replies.
+
+        ``register_unowned``: when the daemon answers a memory op with ``not_registered``
+        and this returns True for the project's path, the project is registered (the control
+        op ``register``) and the op sent to the daemon again, once per client; else, and
+        after that, direct mode as usual (a session start in an integrated project)."""
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         if retries < 0:
@@ -359,6 +365,7 @@ class Client(OpMethods):
         self.lock_deadline = lock_deadline
         self.fallback_after_timeout = fallback_after_timeout
         self.on_fallback = on_fallback
+        self.register_unowned = register_unowned
         self._lock = threading.RLock()
         self._transport = _Transport(
             float(timeout), retries, lambda: self.paths, self.daemon_running, light_socket
@@ -458,10 +465,34 @@ class Client(OpMethods):
                 # A project the daemon does not own is not the daemon's to guard: serve it from
                 # the files, as if no daemon ran (unless the caller insists on the daemon).
                 if exc.code == "not_registered" and is_memory_op and not self.require_daemon:
-                    return self._direct(op, target, payload)
+                    registered = self._register_then(op, target, payload)
+                    return self._direct(op, target, payload) if registered is None else registered
                 raise
             self.last_via = "daemon"
             return result
+
+    def _register_then(self, op: str, project: str | None, args: dict[str, Any]) -> Result | None:
+        """``op`` answered by the daemon after registering ``project`` (``register_unowned``
+        said yes), or None: not asked, refused, or not answered; direct mode then."""
+        decide, self.register_unowned = self.register_unowned, None  # asked once per client
+        if decide is None or project is None or not decide(project):
+            return None
+        try:
+            self._request("register", None, {"path": project})
+        except (DaemonUnavailable, RequestError):
+            return None
+        try:
+            result = self._request(op, project, args)
+        except (DaemonTimeout, DaemonNotRunning) as exc:  # call()'s policy for either
+            timed_out = isinstance(exc, DaemonTimeout)
+            if not _repeatable(op, args) or (timed_out and not self.fallback_after_timeout):
+                raise
+            if timed_out:
+                self._transport.drop_socket()
+                self.direct = True
+            return None
+        self.last_via = "daemon"
+        return result
 
     def _request(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         """One request to the daemon, retried if safe: no liveness probe, no direct mode."""

@@ -18,7 +18,9 @@ A hook reads the tool's JSON from stdin and answers on stdout:
   agent tools' own memories changed since the last import are imported, the project lock
   waited for only within the time budget; then ``build_context`` for it; prints
   ``hookSpecificOutput`` with the context block as ``additionalContext`` (the core's block is
-  already fenced and labelled as reference data).
+  already fenced and labelled as reference data). A running daemon that does not own the
+  project registers it first when it holds ``.maestro/memory`` (``_registers``; logged), so
+  an integrated project is served by the daemon without a ``maestroctl register``.
 * ``user-prompt`` (UserPromptSubmit): ``detect_signals`` on the prompt, whose saves are shown to
   the person as ``systemMessage`` ("Remembered: …"); then a context build with the prompt as the
   task, ``unseen_only`` (entries relevant to it that this session has not been shown, at most
@@ -60,6 +62,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from ...common import layout
 from ...common.agents import AGENTS
 from ...common.layout import find_project
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
@@ -291,6 +294,7 @@ class _HookClient:
             fallback_after_timeout=True,
             on_fallback=run.log,
             light_socket=True,  # no pyzmq in a process every agent session starts
+            register_unowned=_registers(run) if run.event == "session-start" else None,
         )
 
     def call(self, op: Callable[[Client], R]) -> R:
@@ -300,6 +304,26 @@ class _HookClient:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _registers(run: _Run) -> Callable[[str], bool]:
+    """A session start's answer to a running daemon that does not own its project: register
+    it (so this session and the next are served by the daemon, not the files) when the
+    project already holds its memory as a real directory, ``.maestro/memory`` (made by
+    ``init``, a first save or a clone): a bare ``.maestro/`` above some ``cwd`` is not
+    enough, and a link is not followed. Logged, so the person can see why it appeared."""
+
+    def decide(project: str) -> bool:
+        root = Path(project)
+        memory = layout.memory_dir(root)
+        if (root / layout.MAESTRO_DIR).is_symlink() or memory.is_symlink():
+            return False
+        if not memory.is_dir():
+            return False
+        run.log(f"registering {project} with the running daemon (it holds .maestro/memory)")
+        return True
+
+    return decide
 
 
 def _read_input(stdin: IO[bytes]) -> dict[str, Any]:

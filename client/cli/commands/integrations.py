@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
+from ....common import layout
 from ....common.agents import AGENTS
 from ...errors import MaestroError
 from .base import Context, Outcome, command
@@ -72,9 +74,50 @@ def cmd_integrate(ctx: Context, ns: argparse.Namespace) -> Outcome:
     from ...integrations.claude_settings import settings_path
 
     path = settings_path(ns.scope, _project_of(ctx))
-    return Outcome(
-        {"agent": ns.agent, "scope": ns.scope, "settings": str(path), "report": report}, report
-    )
+    result: dict[str, Any] = {
+        "agent": ns.agent,
+        "scope": ns.scope,
+        "settings": str(path),
+        "report": report,
+    }
+    return _with_registration(ctx, ns, result, report)
+
+
+def _with_registration(
+    ctx: Context, ns: argparse.Namespace, result: dict[str, Any], report: str
+) -> Outcome:
+    """The integrate outcome, and the project registered with a running daemon (the fast
+    path: its hooks are then served by the daemon, not the files). Starts nothing: with no
+    daemon running it says so, and the first session start with one running registers the
+    project (``hooks._registers``). Only a project that holds ``.maestro/``."""
+    if ns.dry_run or ns.remove:
+        return Outcome(result, report, project=ctx.project)
+    project = Path(ctx.project)
+    if not (project / layout.MAESTRO_DIR).is_dir():
+        line = f"not registered with maestrod: {project} has no .maestro/ yet"
+        registered: bool | None = None
+    else:
+        client = ctx.client()
+        if not client.daemon_running():
+            line = (
+                "maestrod is not running (nothing started): the first session start with it "
+                "running registers the project, or run 'maestroctl register'"
+            )
+            registered = None
+        else:
+            try:
+                added = client.register(project).get("added") is not False
+            except MaestroError as exc:  # the settings stand; the session start tries again
+                registered, line = False, f"not registered with maestrod: {exc}"
+            else:
+                registered = True
+                line = (
+                    f"registered {project} with maestrod: its sessions are served by the daemon"
+                    if added
+                    else f"{project} was already registered with maestrod"
+                )
+    result["registered"] = registered
+    return Outcome(result, f"{report}\n{line}", project=ctx.project)
 
 
 @command(
@@ -191,4 +234,4 @@ def _integrate_other(ctx: Context, ns: argparse.Namespace) -> Outcome:
         )
     except IntegrationError as exc:
         raise MaestroError(f"integrate {ns.agent}: {exc}") from exc
-    return Outcome(report.to_dict(), report.text(), project=ctx.project)
+    return _with_registration(ctx, ns, dict(report.to_dict()), report.text())
