@@ -522,6 +522,7 @@ class Client(OpMethods):
         from ..common import ops
         from ..common.protocol import CONFLICT, INTERNAL, OpError
         from ..common.settings import SettingsError, load_core_settings
+        from ..core.model import UnsafeMemory
 
         assert project is not None
         try:
@@ -536,6 +537,8 @@ class Client(OpMethods):
         except SettingsError as exc:
             raise RequestError(INTERNAL, f"{op} in direct mode: bad configuration: {exc}") from exc
         except OpError as exc:
+            raise RequestError(exc.code, exc.message) from exc
+        except UnsafeMemory as exc:  # the daemon answers with the same code and message
             raise RequestError(exc.code, exc.message) from exc
         except OSError as exc:
             raise RequestError(INTERNAL, f"{op} failed in direct mode: {exc}") from exc

@@ -461,7 +461,9 @@ class DirectBackend:
             store_factory
             if store_factory is not None
             else (
-                lambda project: MemoryStore(project, settings=settings, lock_deadline=lock_deadline)
+                lambda project: MemoryStore(
+                    project, settings=settings, lock_deadline=lock_deadline, create_project=False
+                )
             )
         )
 
