@@ -7,12 +7,18 @@ direct mode, so both paths run the core with the same settings.
     decay_unit = "day"          # or "session"
     reinforce_on = "injected"   # or "relevant"; the earlier name injection = "all" | "relevant"
 
+    [trust]
+    directories = ["/srv/shared/project"]   # projects whose memory another user owns or can
+                                            # write, trusted on purpose (maestroctl trust PATH)
+
 A missing file means the defaults; a file that does not parse, or a bad value, is a
 ``SettingsError`` naming the file and the key.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,6 +66,20 @@ def core_settings(core: Mapping[str, Any], where: str) -> Settings:
         raise SettingsError(f"{where}: [core] {exc}") from exc
 
 
+def trusted_directories(data: Mapping[str, Any], where: str) -> frozenset[str]:
+    """``[trust] directories`` of a parsed ``config.toml``: canonical project folders (the
+    rule that uses them is ``core/fsio.folder_problem``)."""
+    table = data.get("trust", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"{where}: [trust] must be a table")
+    items = table.get("directories", [])
+    if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+        raise SettingsError(f"{where}: [trust] directories must be a list of folder paths")
+    if not all(os.path.isabs(os.path.expanduser(i)) for i in items):
+        raise SettingsError(f"{where}: [trust] directories must be absolute paths")
+    return frozenset(os.path.realpath(os.path.expanduser(i)) for i in items)
+
+
 def read_config(path: Path) -> dict[str, Any]:
     """Every table of ``config.toml`` at ``path``, parsed ({} when there is no file).
 
@@ -76,9 +96,11 @@ def read_config(path: Path) -> dict[str, Any]:
 
 
 def load_core_settings(path: Path) -> Settings:
-    """The ``[core]`` settings of ``config.toml`` at ``path`` (defaults when it is missing)."""
+    """The ``[core]`` settings of ``config.toml`` at ``path``, with ``[trust]`` (defaults when
+    it is missing)."""
     data = read_config(path)
     core = data.get("core", {})
     if not isinstance(core, dict):
         raise SettingsError(f"{path}: [core] must be a table")
-    return core_settings(core, str(path))
+    settings = core_settings(core, str(path))
+    return dataclasses.replace(settings, trusted=trusted_directories(data, str(path)))

@@ -129,6 +129,26 @@ class MemoryStore:
         except FileNotFoundError:  # no memory yet (or no project): an empty one
             return Memory.load({}, today=self.clock(), settings=self.settings)
 
+    def file_texts(self) -> dict[str, str | None]:
+        """The files' text as it is on disk (None: missing), for the doors that show the files
+        themselves (the MCP resources, the secret scan): lock-free, never through a link,
+        refused for an untrusted folder, like every read."""
+        try:
+            with self.folder() as folder:
+                fsio.recover_if_interrupted(folder)
+                return fsio.read_files(folder, READ_NAMES)
+        except FileNotFoundError:
+            return dict.fromkeys(READ_NAMES)
+
+    def file_signature(self) -> Signature:
+        """(inode, size, mtime_ns) of each of ``READ_NAMES`` (None: missing), to notice a
+        change cheaply (the viewer's live updates)."""
+        try:
+            with self.folder() as folder:
+                return fsio.signature(folder, READ_NAMES)
+        except FileNotFoundError:
+            return (None,) * len(READ_NAMES)
+
     def folder(self, *, create: bool = False) -> contextlib.AbstractContextManager[fsio.Folder]:
         """The memory folder opened for one operation (never through a link; ``fsio``)."""
         return fsio.open_folder(
