@@ -104,3 +104,53 @@ def load_core_settings(path: Path) -> Settings:
         raise SettingsError(f"{path}: [core] must be a table")
     settings = core_settings(core, str(path))
     return dataclasses.replace(settings, trusted=trusted_directories(data, str(path)))
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (JSON's escapes are TOML's for these)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def add_trusted(path: Path, folder: str) -> bool:
+    """Add ``folder`` (canonical) to ``[trust] directories`` of ``config.toml`` at ``path``;
+    False when it is there already. The rest of the file is kept as written: a ``[trust]``
+    table is appended, or its ``directories`` line replaced. The result is parsed again
+    before it replaces the file (``SettingsError`` when an edit by hand is needed)."""
+    from ..core import fsio
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    data = read_config(path)
+    trusted = sorted(trusted_directories(data, str(path)))
+    if folder in trusted:
+        return False
+    wanted = [*trusted, folder]
+    line = "directories = [" + ", ".join(_toml_string(d) for d in wanted) + "]"
+    lines = text.splitlines()
+    start = next((i for i, x in enumerate(lines) if x.strip() == "[trust]"), None)
+    if start is None:
+        new = text + ("\n" if text and not text.endswith("\n") else "") + f"\n[trust]\n{line}\n"
+    else:
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),
+            len(lines),
+        )
+        keys = [i for i in range(start + 1, end) if lines[i].split("=")[0].strip() == "directories"]
+        if keys:
+            lines[keys[0]] = line  # a one-line list; a list over several lines: by hand
+        else:
+            lines.insert(start + 1, line)
+        new = "\n".join(lines) + "\n"
+    try:
+        check = tomllib.loads(new)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: cannot add to [trust] ({exc}); add it by hand") from exc
+    if sorted(trusted_directories(check, str(path))) != sorted(wanted):
+        raise SettingsError(f"{path}: cannot add to [trust] directories; add {folder} by hand")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fsio.write_atomic(path, new.encode("utf-8"), mode=0o600)
+    return True

@@ -1,4 +1,4 @@
-"""``maestroctl forget`` and the doctor's secret scan (issue 11)."""
+"""``maestroctl forget``, ``maestroctl trust`` and the doctor's secret scan (issue 11)."""
 
 from __future__ import annotations
 
@@ -130,3 +130,34 @@ def scan_memory_files(project: str, settings: Settings) -> list[dict[str, Any]]:
             if kinds:
                 found.append({"file": name, "line": number, "kinds": kinds})
     return found
+
+
+def _trust_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", metavar="PATH", help="the project folder whose memory to trust")
+
+
+@command(
+    "trust",
+    "trust a project's memory that another user owns or can write, on purpose",
+    _trust_args,
+    description="Add PATH (a project folder) to [trust] directories in maestrod's config.toml, "
+    "like git's safe.directory: its .maestro/ memory is then read and written although "
+    "another user owns it or it is writable by others. Links are never followed, trusted or "
+    "not. maestrod reads it at its next start (or 'kill -HUP' it); direct mode and the hooks "
+    "at once.",
+)
+def cmd_trust(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    from ....common.layout import canonical_project
+    from ....common.settings import add_trusted
+
+    folder = canonical_project(ns.folder)
+    if not folder.is_dir():
+        raise UsageProblem(f"{folder} is not a folder")
+    config = ctx.paths.config_path  # a safe MAESTRO_HOME only (resolve_safe)
+    added = add_trusted(config, str(folder))
+    text = (
+        f"Trusted {folder} (in {config}); maestrod reads it at its next start or reload."
+        if added
+        else f"{folder} is trusted already (in {config})."
+    )
+    return Outcome({"folder": str(folder), "added": added, "config": str(config)}, text)
