@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         SignalsReply,
         UnregisterReply,
     )
+    from ..core.memory import Settings
     from ._zmtp import ZmtpDealer
 
 Result = dict[str, Any]
@@ -92,6 +93,10 @@ class OpMethods:
         *,
         project: str | os.PathLike[str] | None = None,
     ) -> Result:
+        raise NotImplementedError
+
+    def core_settings(self) -> Settings:
+        """The core settings a read in this process runs with (``Client`` reads config.toml)."""
         raise NotImplementedError
 
     def _call_or_read(
@@ -405,8 +410,18 @@ class Client(OpMethods):
                 # platformdirs warns when XDG_RUNTIME_DIR is unset and it falls back to /tmp;
                 # the daemon resolves the same fallback, so there is nothing to tell the user.
                 warnings.simplefilter("ignore")
-                self._paths = paths.resolve()
+                # An unsafe MAESTRO_HOME is UnsafeHome: no config, state or socket in it is
+                # used (common/paths.home_refusal, the one rule of every process).
+                self._paths = paths.resolve_safe()
         return self._paths
+
+    def core_settings(self) -> Settings:
+        """The core settings direct mode runs with: config.toml's ``[core]`` and ``[trust]``,
+        as the daemon reads them (``common/settings.py``), from a safe home only
+        (``paths``). Raises ``SettingsError`` for a config.toml that cannot be used."""
+        from ..common.settings import load_core_settings
+
+        return load_core_settings(self.paths.config_path)
 
     def daemon_running(self) -> bool:
         """Whether a daemon is listening, from the socket and lock files alone (no waiting)."""
@@ -552,7 +567,8 @@ class Client(OpMethods):
     def _direct(self, op: str, project: str | None, args: dict[str, Any]) -> Result:
         from ..common import ops
         from ..common.protocol import CONFLICT, INTERNAL, OpError
-        from ..common.settings import SettingsError, load_core_settings
+        from ..common.settings import SettingsError
+        from ..core.model import UnsafeMemory
 
         assert project is not None
         try:
@@ -561,12 +577,14 @@ class Client(OpMethods):
                 # MemoryStore would create the directories; a typo in -C must not do that.
                 raise OpError(CONFLICT, f"project directory {root} does not exist")
             # The daemon's [core] settings, so that both paths age and reinforce alike.
-            settings = load_core_settings(self.paths.config_path)
+            settings = self.core_settings()
             backend = ops.DirectBackend(settings=settings, lock_deadline=self.lock_deadline)
             result = ops.dispatch_memory_op(backend, op, root, args)
         except SettingsError as exc:
             raise RequestError(INTERNAL, f"{op} in direct mode: bad configuration: {exc}") from exc
         except OpError as exc:
+            raise RequestError(exc.code, exc.message) from exc
+        except UnsafeMemory as exc:  # the daemon answers with the same code and message
             raise RequestError(exc.code, exc.message) from exc
         except OSError as exc:
             raise RequestError(INTERNAL, f"{op} failed in direct mode: {exc}") from exc

@@ -31,6 +31,13 @@ def memory_dir(project: str | os.PathLike[str]) -> Path:
     return Path(project) / MAESTRO_DIR / MEMORY_SUBDIR
 
 
+def canonical_project(project: str | os.PathLike[str]) -> Path:
+    """The one key of a project's state (registry, journal, hook blocks, trust): its folder,
+    absolute, every symbolic link resolved, so a project reached through a link is the same
+    project (and ``forget`` finds every copy)."""
+    return Path(os.path.realpath(os.path.expanduser(os.fspath(project))))
+
+
 def find_project(start: str | os.PathLike[str]) -> Path | None:
     """The nearest directory at or above ``start`` that holds ``.maestro/``; None on a miss.
 

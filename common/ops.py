@@ -32,7 +32,7 @@ from ..core.model import (
 )
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
-from . import worktree
+from . import layout, worktree
 from .agents import AGENTS as TOOLS
 from .protocol import BAD_REQUEST, CONFLICT, INTERNAL, NOT_FOUND, REJECTED, OpError
 
@@ -149,7 +149,7 @@ def resolve_project(path: str) -> Path:
     if "\x00" in path:
         raise OpError(BAD_REQUEST, "project path must not contain NUL characters")
     try:
-        return Path(os.path.realpath(os.path.expanduser(path)))
+        return layout.canonical_project(path)
     except UnicodeEncodeError as exc:  # a lone surrogate no file name can hold
         raise OpError(
             BAD_REQUEST,
@@ -461,7 +461,9 @@ class DirectBackend:
             store_factory
             if store_factory is not None
             else (
-                lambda project: MemoryStore(project, settings=settings, lock_deadline=lock_deadline)
+                lambda project: MemoryStore(
+                    project, settings=settings, lock_deadline=lock_deadline, create_project=False
+                )
             )
         )
 

@@ -19,6 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from .errors import MaestroError
+from .layout import canonical_project
+
 APP = "maestro-memory"
 SOCKET_NAME = "maestrod.sock"
 LOCK_NAME = "maestrod.lock"
@@ -81,10 +84,11 @@ class Paths(NamedTuple):  # not a dataclass: the client loads this in agent hook
 
     def hook_block_path(self, project: Path | str) -> Path:
         """The last context block a session-start hook served for ``project``
-        (``<state>/hook-blocks/<FNV-1a 64 of its path>.json``; no hashlib: hooks pay for every
-        import, and the path inside the file is checked on reading). ``forget`` deletes it."""
+        (``<state>/hook-blocks/<FNV-1a 64 of its canonical path>.json``; no hashlib: hooks pay
+        for every import, and the path inside the file is checked on reading). ``forget``
+        deletes it, whatever path (a symlink …) the hook was given."""
         key = 0xCBF29CE484222325
-        for byte in os.fsencode(str(project)):
+        for byte in os.fsencode(str(canonical_project(project))):
             key = ((key ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
         return self.state_dir / HOOK_BLOCKS_DIR / f"{key:016x}.json"
 
@@ -154,7 +158,12 @@ def home_problems(home: Path) -> list[str]:
                 f"{what} {path} is owned by uid {info.st_uid}, not by this user (uid {uid})"
             )
         writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-        if writable and (is_home or not info.st_mode & stat.S_ISVTX):
+        if writable and is_home and info.st_mode & stat.S_ISVTX:
+            problems.append(  # a shared folder such as /tmp: never suggest changing it
+                f"{what} {path} is a shared folder, writable by group or others "
+                f"(mode {mode:04o}); choose a private folder of your own"
+            )
+        elif writable and (is_home or not info.st_mode & stat.S_ISVTX):
             problems.append(
                 f"{what} {path} is writable by group or others (mode {mode:04o}); "
                 f"run 'chmod go-w {path}'"
@@ -166,3 +175,34 @@ def maestro_home(env: Mapping[str, str] | None = None) -> Path | None:
     """``MAESTRO_HOME`` as ``paths.resolve`` reads it, or None when unset."""
     value = (os.environ if env is None else env).get("MAESTRO_HOME")
     return Path(value).expanduser().absolute() if value else None
+
+
+class UnsafeHome(MaestroError):
+    """``MAESTRO_HOME`` is not safe (``home_refusal``): nothing is read from it or written."""
+
+    code = "unsafe_home"
+
+
+def home_refusal(env: Mapping[str, str] | None = None) -> str | None:
+    """The one rule every process applies to ``MAESTRO_HOME`` (maestrod, the CLI in direct
+    mode, the hooks, the MCP door, the viewer): the message refusing it, or None when it is
+    unset or safe (``home_problems``). Two stats: cheap enough for every hook."""
+    home = maestro_home(env)
+    if home is None:
+        return None
+    problems = home_problems(home)
+    if not problems:
+        return None
+    return (
+        "; ".join(problems)
+        + "; nothing is read from it (config, state) and no daemon in it is trusted"
+    )
+
+
+def resolve_safe(env: Mapping[str, str] | None = None) -> Paths:
+    """``resolve``, refused with ``UnsafeHome`` when ``home_refusal`` says so: what every
+    process but maestrod's own start-up check (and ``doctor``, which reports it) calls."""
+    refusal = home_refusal(env)
+    if refusal is not None:
+        raise UnsafeHome(refusal)
+    return resolve(env)

@@ -35,6 +35,7 @@ class ProjectInfo(TypedDict):
     memory_dir: str
     memory_dir_exists: bool
     exists: bool
+    missing: str | None  # common/statefiles.missing: why it is missing, or None
 
 
 class ProjectsReply(TypedDict):

@@ -7,12 +7,18 @@ direct mode, so both paths run the core with the same settings.
     decay_unit = "day"          # or "session"
     reinforce_on = "injected"   # or "relevant"; the earlier name injection = "all" | "relevant"
 
+    [trust]
+    directories = ["/srv/shared/project"]   # projects whose memory another user owns or can
+                                            # write, trusted on purpose (maestroctl trust PATH)
+
 A missing file means the defaults; a file that does not parse, or a bad value, is a
 ``SettingsError`` naming the file and the key.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,6 +66,20 @@ def core_settings(core: Mapping[str, Any], where: str) -> Settings:
         raise SettingsError(f"{where}: [core] {exc}") from exc
 
 
+def trusted_directories(data: Mapping[str, Any], where: str) -> frozenset[str]:
+    """``[trust] directories`` of a parsed ``config.toml``: canonical project folders (the
+    rule that uses them is ``core/fsio.folder_problem``)."""
+    table = data.get("trust", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"{where}: [trust] must be a table")
+    items = table.get("directories", [])
+    if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+        raise SettingsError(f"{where}: [trust] directories must be a list of folder paths")
+    if not all(os.path.isabs(os.path.expanduser(i)) for i in items):
+        raise SettingsError(f"{where}: [trust] directories must be absolute paths")
+    return frozenset(os.path.realpath(os.path.expanduser(i)) for i in items)
+
+
 def read_config(path: Path) -> dict[str, Any]:
     """Every table of ``config.toml`` at ``path``, parsed ({} when there is no file).
 
@@ -76,9 +96,61 @@ def read_config(path: Path) -> dict[str, Any]:
 
 
 def load_core_settings(path: Path) -> Settings:
-    """The ``[core]`` settings of ``config.toml`` at ``path`` (defaults when it is missing)."""
+    """The ``[core]`` settings of ``config.toml`` at ``path``, with ``[trust]`` (defaults when
+    it is missing)."""
     data = read_config(path)
     core = data.get("core", {})
     if not isinstance(core, dict):
         raise SettingsError(f"{path}: [core] must be a table")
-    return core_settings(core, str(path))
+    settings = core_settings(core, str(path))
+    return dataclasses.replace(settings, trusted=trusted_directories(data, str(path)))
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (JSON's escapes are TOML's for these)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def add_trusted(path: Path, folder: str) -> bool:
+    """Add ``folder`` (canonical) to ``[trust] directories`` of ``config.toml`` at ``path``;
+    False when it is there already. The rest of the file is kept as written: a ``[trust]``
+    table is appended, or its ``directories`` line replaced. The result is parsed again
+    before it replaces the file (``SettingsError`` when an edit by hand is needed)."""
+    from ..core import fsio
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    data = read_config(path)
+    trusted = sorted(trusted_directories(data, str(path)))
+    if folder in trusted:
+        return False
+    wanted = [*trusted, folder]
+    line = "directories = [" + ", ".join(_toml_string(d) for d in wanted) + "]"
+    lines = text.splitlines()
+    start = next((i for i, x in enumerate(lines) if x.strip() == "[trust]"), None)
+    if start is None:
+        new = text + ("\n" if text and not text.endswith("\n") else "") + f"\n[trust]\n{line}\n"
+    else:
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),
+            len(lines),
+        )
+        keys = [i for i in range(start + 1, end) if lines[i].split("=")[0].strip() == "directories"]
+        if keys:
+            lines[keys[0]] = line  # a one-line list; a list over several lines: by hand
+        else:
+            lines.insert(start + 1, line)
+        new = "\n".join(lines) + "\n"
+    try:
+        check = tomllib.loads(new)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: cannot add to [trust] ({exc}); add it by hand") from exc
+    if sorted(trusted_directories(check, str(path))) != sorted(wanted):
+        raise SettingsError(f"{path}: cannot add to [trust] directories; add {folder} by hand")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fsio.write_atomic(path, new.encode("utf-8"), mode=0o600)
+    return True

@@ -39,6 +39,18 @@ def read_registry(path: Path) -> list[Path]:
     return [Path(p) for p in items if isinstance(p, str) and os.path.isabs(p)]
 
 
+def missing(project: Path) -> str | None:
+    """Why a registered ``project`` is missing (its folder is gone, or its memory folder is:
+    deleted, or a drive not mounted), or None. The one rule: maintenance skips a missing
+    project and reports it, and nothing re-creates it (``core/fsio.open_folder``); ``status``
+    and ``doctor`` say so. A link in its place is not missing: the core refuses it."""
+    if not os.path.isdir(project):
+        return f"the project folder {project} is missing"
+    if not os.path.lexists(memory_dir(project)):
+        return f"the memory folder {memory_dir(project)} is missing"
+    return None
+
+
 def project_listing(projects: Iterable[Path]) -> dict[str, Any]:
     """The ``projects`` op's reply for these registered projects (sorted)."""
     out = []
@@ -50,6 +62,7 @@ def project_listing(projects: Iterable[Path]) -> dict[str, Any]:
                 "memory_dir": str(folder),
                 "memory_dir_exists": folder.is_dir(),
                 "exists": project.is_dir(),
+                "missing": missing(project),
             }
         )
     return {"projects": out}

@@ -23,6 +23,7 @@ writes to, creates or locks anything in a tool's folder.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -41,7 +42,7 @@ from ..core.toolmem import (
 )
 from . import paths as paths_mod
 from .agents import AGENTS as TOOLS
-from .layout import STATE_FILE, memory_dir
+from .layout import MEMORY_DIR, STATE_FILE, memory_dir
 
 MAX_FILE_BYTES = 256 * 1024  # a memory note is small; a bigger file is reported, not read
 MAX_FILES = 500
@@ -92,7 +93,7 @@ def check_import_config(table: object) -> dict[str, Any]:
 def import_config(config_path: Path | None = None) -> dict[str, Any]:
     """The ``[import]`` table of ``config.toml`` ({} when there is no file: the defaults).
     ValueError when the file does not parse or the table is wrong."""
-    path = config_path if config_path is not None else paths_mod.resolve().config_path
+    path = config_path if config_path is not None else paths_mod.resolve_safe().config_path
     from .settings import SettingsError, read_config
 
     try:
@@ -300,12 +301,23 @@ def scan(locations: dict[str, Location], tools: list[str]) -> Scan:
     return result
 
 
+def _state_text(project: Path) -> str:
+    """``.state.json`` as text, never through a link (the folders on the way included: a
+    memory folder that is not where its path says is ``OSError``; the core refuses it)."""
+    folder = memory_dir(project)
+    if os.path.realpath(folder) != os.path.join(os.path.realpath(project), MEMORY_DIR):
+        raise OSError(errno.ELOOP, f"{folder} is reached through a link")
+    fd = os.open(folder / STATE_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, encoding="utf-8") as src:
+        return src.read()
+
+
 def needs_import(project: Path, locations: dict[str, Location], tools: list[str]) -> bool:
     """Whether an import could change anything: a tool file whose signature the ledger in
     ``.state.json`` does not hold, or a ledger source whose file is gone. Stats only (no file
     is read but the ledger), for the session-start hook."""
     try:
-        data = json.loads((memory_dir(project) / STATE_FILE).read_text(encoding="utf-8"))
+        data = json.loads(_state_text(project))
         ledger = data.get("imports", {}) if isinstance(data, dict) else {}
         indexes = data.get("indexes", {}) if isinstance(data, dict) else {}
     except (OSError, ValueError, RecursionError):

@@ -42,12 +42,13 @@ import json
 import logging
 import os
 import secrets
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import MemoryWriteError
+from .model import LinkRefused, MemoryWriteError, ProjectMissing, UnsafeMemory, UntrustedFolder
 
 log = logging.getLogger("maestro_memory.core")
 
@@ -60,11 +61,15 @@ TEMP_MARK = ".tmp-"
 
 @dataclass
 class _IO:
-    """Indirection over the syscalls of a commit (replaced only by fault-injection tests)."""
+    """Indirection over the syscalls of a commit (replaced only by fault-injection tests).
+    Every name is relative to the memory folder's descriptor (``Folder.fd``)."""
 
-    def open_temp(self, path: str, mode: int) -> int:
+    def open_temp(self, dir_fd: int, name: str, mode: int) -> int:
         return os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode
+            name,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            mode,
+            dir_fd=dir_fd,
         )
 
     def write(self, fd: int, data: bytes) -> int:
@@ -73,18 +78,14 @@ class _IO:
     def fsync(self, fd: int) -> None:
         os.fsync(fd)
 
-    def replace(self, src: str, dst: str) -> None:
-        os.replace(src, dst)
+    def replace(self, dir_fd: int, src: str, dst: str) -> None:
+        os.replace(src, dst, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
-    def unlink(self, path: str) -> None:
-        os.unlink(path)
+    def unlink(self, dir_fd: int, name: str) -> None:
+        os.unlink(name, dir_fd=dir_fd)
 
-    def fsync_dir(self, path: str) -> None:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def fsync_dir(self, dir_fd: int) -> None:
+        os.fsync(dir_fd)
 
 
 IO = _IO()
@@ -95,17 +96,182 @@ class ChangedUnderneath(MemoryWriteError):
     Nothing was renamed: read again and re-apply."""
 
 
-def signature(memory_dir: Path, names: tuple[str, ...]) -> tuple[FileSignature | None, ...]:
+@dataclass(frozen=True)
+class Folder:
+    """A project's memory folder, opened once per operation by ``open_folder``: ``fd`` is a
+    directory descriptor reached without following a link, ``path`` names it in messages.
+    Every file of the operation is opened relative to ``fd``, so a link swapped in between two
+    calls is never followed either."""
+
+    path: Path
+    fd: int
+
+
+def folder_problem(path: Path, info: os.stat_result, uid: int, own_group: bool) -> str | None:
+    """Why the memory folder ``path`` (fstat ``info``) is not trusted, or None: the rule, like
+    git's ``safe.directory``. Owned by another user, or writable by others, or by a group that
+    is not the user's own private group (``own_group``: the folder's group is the one named
+    after this user and holding no one else, as ``umask 002`` systems give every user)."""
+    if info.st_uid != uid:
+        return f"{path} is owned by uid {info.st_uid}, not by this user (uid {uid})"
+    if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and not own_group):
+        return f"{path} is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def _own_group(gid: int, uid: int) -> bool:
+    """Whether ``gid`` is ``uid``'s private group (named like the user, with no other member).
+    Asked only for a group-writable folder: ``pwd``/``grp`` are not loaded otherwise."""
+    import grp
+    import pwd
+
+    try:
+        group, user = grp.getgrgid(gid), pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return (
+        user.pw_gid == gid
+        and group.gr_name == user.pw_name
+        and not set(group.gr_mem) - {user.pw_name}
+    )
+
+
+def _refuse_untrusted(
+    root: Path, path: Path, info: os.stat_result, trusted: frozenset[str]
+) -> None:
+    uid = os.getuid()  # the edge: the rule (folder_problem) takes the uid
+    own = bool(info.st_mode & stat.S_IWGRP) and _own_group(info.st_gid, uid)
+    problem = folder_problem(path, info, uid, own)
+    if problem is not None and os.path.realpath(root) not in trusted:
+        raise UntrustedFolder(
+            f"not trusted: {problem}; Maestro Memory neither serves nor writes a memory "
+            f"another user could have written. Fix the folder (chown/chmod go-w), or trust it "
+            f"on purpose: maestroctl trust {root}"
+        )
+
+
+def _open_dir(name: str, dir_fd: int, shown: Path, create: bool) -> int:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+    except OSError as exc:
+        _refuse_link(exc, shown)
+        raise
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(name, 0o777, dir_fd=dir_fd)
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        _refuse_link(exc, shown)
+        raise
+
+
+def _refuse_link(exc: OSError, path: Path) -> None:
+    """Raise ``LinkRefused`` for what an ``O_NOFOLLOW`` open says is a link (ELOOP; ENOTDIR
+    when a directory was asked for and something else is there)."""
+    if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and os.path.islink(path)):
+        try:
+            target = f" (to {os.readlink(path)!r})"
+        except OSError:
+            target = ""
+        raise LinkRefused(
+            f"refusing {path}: it is a symbolic link{target}; the memory is never read or "
+            "written through a link. Replace it with a real folder or file"
+        ) from exc
+    if exc.errno == errno.ENOTDIR:
+        raise UnsafeMemory(f"refusing {path}: it is not a folder") from exc
+
+
+@contextlib.contextmanager
+def open_folder(
+    memory_dir: Path,
+    *,
+    create: bool = False,
+    create_project: bool = False,
+    trusted: frozenset[str] = frozenset(),
+) -> Iterator[Folder]:
+    """The memory folder ``<project>/.maestro/memory``, opened for one operation: the project
+    folder as given, then ``.maestro`` and ``memory`` each with ``O_NOFOLLOW`` relative to the
+    one above, each checked once (``fstat``): a link is ``LinkRefused``, a folder another user
+    could write is ``UntrustedFolder`` unless its project is in ``trusted`` (canonical paths).
+
+    ``create`` makes ``.maestro`` and ``memory`` when missing; the project folder only with
+    ``create_project`` too (a library caller's new project): a registered project that is gone
+    is ``ProjectMissing``, never re-created. Without ``create`` a missing folder is
+    ``FileNotFoundError`` (the caller reads an empty memory)."""
+    root = memory_dir.parent.parent
+    if create and create_project:
+        os.makedirs(root, exist_ok=True)
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if not create:
+            raise
+        raise ProjectMissing(
+            f"the project folder {root} is missing; nothing was written (it is never "
+            "re-created: restore it, or 'maestroctl forget --project' it)"
+        ) from None
+    fds = [root_fd]
+    try:
+        here = root
+        for name in (memory_dir.parent.name, memory_dir.name):
+            here = here / name
+            fds.append(_open_dir(name, fds[-1], here, create))
+            _refuse_untrusted(root, here, os.fstat(fds[-1]), trusted)
+        yield Folder(memory_dir, fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def read_file(folder: Folder, name: str) -> bytes | None:
+    """The bytes of ``name`` in ``folder`` (None when missing), opened with ``O_NOFOLLOW``: a
+    link is ``LinkRefused``, anything but a regular file (a pipe would block) ``UnsafeMemory``."""
+    path = folder.path / name
+    try:
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder.fd
+        )
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _refuse_link(exc, path)
+        raise
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    if not regular:
+        os.close(fd)
+        raise UnsafeMemory(f"refusing {path}: it is not a regular file")
+    with os.fdopen(fd, "rb") as src:
+        return src.read()
+
+
+def signature(folder: Folder, names: tuple[str, ...]) -> tuple[FileSignature | None, ...]:
     """(inode, size, mtime_ns) of each file, None for a missing one: cheap to compare."""
     out: list[FileSignature | None] = []
     for name in names:
         try:
-            st = os.stat(memory_dir / name)
+            st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
         except FileNotFoundError:
             out.append(None)
         else:
             out.append((st.st_ino, st.st_size, st.st_mtime_ns))
     return tuple(out)
+
+
+def exists(folder: Folder, name: str) -> bool:
+    """Whether ``name`` is in ``folder`` (a link counts: it is never followed)."""
+    try:
+        os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def is_temp_name(name: str) -> bool:
@@ -120,20 +286,21 @@ LOCK_POLL_SECONDS = 0.01
 
 
 @contextlib.contextmanager
-def project_lock(memory_dir: Path, deadline: float | None = None) -> Iterator[None]:
+def project_lock(folder: Folder, deadline: float | None = None) -> Iterator[None]:
     """Hold the project's lock for the block. ``deadline`` (a ``time.monotonic()`` value):
     give up with ``LockBusy`` when the lock is still held by someone else then (flock has no
     timeout, so the attempt repeats every ``LOCK_POLL_SECONDS``); None waits as long as it
     takes."""
-    memory_dir.mkdir(parents=True, exist_ok=True)
-    path = memory_dir / LOCK_FILE
+    path = folder.path / LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(
+            LOCK_FILE,
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=folder.fd,
+        )
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise MemoryWriteError(
-                errno.ELOOP, f"refusing to lock {path}: it is a symlink"
-            ) from exc
+        _refuse_link(exc, path)
         raise MemoryWriteError(exc.errno, f"cannot open lock file {path}: {exc.strerror}") from exc
     try:
         if deadline is None:
@@ -157,17 +324,14 @@ def _flock_until(fd: int, path: Path, deadline: float) -> None:
             time.sleep(min(LOCK_POLL_SECONDS, left))
 
 
-def read_files(memory_dir: Path, names: tuple[str, ...]) -> dict[str, str | None]:
-    """Read each file as text (``None`` when missing). Undecodable bytes are replaced, never
-    fatal: the parser keeps what it cannot read as raw lines."""
+def read_files(folder: Folder, names: tuple[str, ...]) -> dict[str, str | None]:
+    """Read each file as text (``None`` when missing; never through a link: ``read_file``).
+    Undecodable bytes are replaced, never fatal: the parser keeps what it cannot read as raw
+    lines."""
     out: dict[str, str | None] = {}
     for name in names:
-        try:
-            data = (memory_dir / name).read_bytes()
-        except FileNotFoundError:
-            out[name] = None
-            continue
-        out[name] = data.decode("utf-8", errors="surrogateescape")
+        data = read_file(folder, name)
+        out[name] = None if data is None else data.decode("utf-8", errors="surrogateescape")
     return out
 
 
@@ -175,24 +339,23 @@ def encode(text: str) -> bytes:
     return text.encode("utf-8", errors="surrogateescape")
 
 
-def _temp_path(memory_dir: Path, name: str) -> str:
-    return str(memory_dir / f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+def _temp_name(name: str) -> str:
+    return f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
 
 
 def _write_temp(
-    memory_dir: Path,
+    folder: Folder,
     name: str,
     data: bytes,
     temps: list[str],
     sigs: dict[str, FileSignature] | None = None,
 ) -> str:
-    target = memory_dir / name
     try:
-        mode = target.stat().st_mode & 0o777
+        mode = os.stat(name, dir_fd=folder.fd, follow_symlinks=False).st_mode & 0o777
     except FileNotFoundError:
         mode = 0o644
-    tmp = _temp_path(memory_dir, name)
-    fd = IO.open_temp(tmp, mode)
+    tmp = _temp_name(name)
+    fd = IO.open_temp(folder.fd, tmp, mode)
     temps.append(tmp)
     try:
         view = memoryview(data)
@@ -213,45 +376,44 @@ def _write_temp(
 def _intent(pairs: list[tuple[str, str]]) -> bytes:
     """The intent file: the renames to finish, as names inside the memory directory (not
     absolute paths, so a project moved or copied after a crash still recovers)."""
-    names = [[os.path.basename(src), os.path.basename(dst)] for src, dst in pairs]
-    return json.dumps({"renames": names}).encode()
+    return json.dumps({"renames": [[src, dst] for src, dst in pairs]}).encode()
 
 
-def _cleanup(paths: list[str]) -> None:
-    for p in paths:
+def _cleanup(folder: Folder, names: list[str]) -> None:
+    for name in names:
         with contextlib.suppress(FileNotFoundError):
-            IO.unlink(p)
+            IO.unlink(folder.fd, name)
 
 
 def commit(
-    memory_dir: Path, files: Mapping[str, bytes], *, unchanged: Callable[[], bool] | None = None
+    folder: Folder, files: Mapping[str, bytes], *, unchanged: Callable[[], bool] | None = None
 ) -> dict[str, FileSignature]:
-    """Durably replace ``files`` (name -> content) in ``memory_dir``. Caller holds the lock.
+    """Durably replace ``files`` (name -> content) in ``folder``. Caller holds the lock.
 
     ``unchanged``: called right before the first rename; False raises ``ChangedUnderneath``
     (nothing renamed). Returns the signature of each file written."""
     sigs: dict[str, FileSignature] = {}
     if not files:
         return sigs
+    memory_dir = folder.path
     temps: list[str] = []
     pairs: list[tuple[str, str]] = []
-    intent_path = str(memory_dir / INTENT_FILE)
     renamed = 0
     intent = False
     try:
         for name, data in files.items():
-            pairs.append((_write_temp(memory_dir, name, data, temps, sigs), str(memory_dir / name)))
+            pairs.append((_write_temp(folder, name, data, temps, sigs), name))
         if len(pairs) > 1:
-            intent_tmp = _write_temp(memory_dir, INTENT_FILE, _intent(pairs), temps)
+            intent_tmp = _write_temp(folder, INTENT_FILE, _intent(pairs), temps)
             # The temps' names must be durable before an intent that names them can be: else
             # a crash may keep the intent and one temp but lose another temp's name, and
             # recovery would finish half the commit (found by tests/reliability/
             # test_crash_states.py).
-            IO.fsync_dir(str(memory_dir))
-            IO.replace(intent_tmp, intent_path)
+            IO.fsync_dir(folder.fd)
+            IO.replace(folder.fd, intent_tmp, INTENT_FILE)
             temps.remove(intent_tmp)
             intent = True
-            IO.fsync_dir(str(memory_dir))
+            IO.fsync_dir(folder.fd)
         if unchanged is not None and not unchanged():
             raise ChangedUnderneath(
                 errno.EAGAIN,
@@ -259,15 +421,15 @@ def commit(
                 "was prepared (written without the lock); nothing was written",
             )
         for src, dst in pairs:
-            IO.replace(src, dst)
+            IO.replace(folder.fd, src, dst)
             renamed += 1
-        IO.fsync_dir(str(memory_dir))
+        IO.fsync_dir(folder.fd)
     except ChangedUnderneath:
-        _cleanup(temps + ([intent_path] if intent else []))
+        _cleanup(folder, temps + ([INTENT_FILE] if intent else []))
         raise
     except OSError as exc:
         if renamed == 0:
-            _cleanup(temps + ([intent_path] if intent else []))
+            _cleanup(folder, temps + ([INTENT_FILE] if intent else []))
             raise MemoryWriteError(
                 exc.errno or errno.EIO,
                 f"writing {', '.join(files)} in {memory_dir} failed ({exc.strerror or exc}); "
@@ -276,7 +438,7 @@ def commit(
         if renamed < len(pairs):
             # Part of a multi-file commit is in place: roll forward, now or at the next lock.
             try:
-                recover(memory_dir)
+                recover(folder)
             except OSError:
                 log.error("commit in %s interrupted; the next writer will complete it", memory_dir)
         raise MemoryWriteError(
@@ -286,39 +448,39 @@ def commit(
         ) from exc
     if intent:
         with contextlib.suppress(FileNotFoundError):
-            IO.unlink(intent_path)
+            IO.unlink(folder.fd, INTENT_FILE)
     return sigs
 
 
-def recover_if_interrupted(memory_dir: Path) -> None:
+def recover_if_interrupted(folder: Folder) -> None:
     """For a lock-free reader: if an interrupted multi-file commit's intent file is there,
     take the lock and recover, so the reader sees all old or all new files. One stat when
     there is none. Never call it holding the lock (``flock`` is per open file: it would wait
     for itself). A reader that cannot recover (read-only files) reads what is there."""
-    if not os.path.exists(memory_dir / INTENT_FILE):
+    if not exists(folder, INTENT_FILE):
         return
     try:
-        with project_lock(memory_dir):
-            recover(memory_dir)
+        with project_lock(folder):
+            recover(folder)
     except OSError as exc:
-        log.warning("cannot complete the interrupted commit in %s: %s", memory_dir, exc)
+        log.warning("cannot complete the interrupted commit in %s: %s", folder.path, exc)
 
 
-def recover(memory_dir: Path) -> list[str]:
+def recover(folder: Folder) -> list[str]:
     """Complete an interrupted multi-file commit and remove stray temp files (under the lock).
 
     Returns a description of what was done, one line per action (also logged)."""
     actions: list[str] = []
+    memory_dir = folder.path
     intent_path = memory_dir / INTENT_FILE
     try:
-        data = json.loads(intent_path.read_text())
-        pairs = [(str(a), str(b)) for a, b in data["renames"]]
-    except FileNotFoundError:
-        pairs = []
+        raw = read_file(folder, INTENT_FILE)
+        data = None if raw is None else json.loads(raw)
+        pairs = [] if data is None else [(str(a), str(b)) for a, b in data["renames"]]
     except (ValueError, KeyError, TypeError):
         actions.append(f"removed unreadable commit intent {intent_path}")
         log.warning(actions[-1])
-        IO.unlink(str(intent_path))
+        IO.unlink(folder.fd, INTENT_FILE)
         pairs = []
     else:
         for src_name, dst_name in pairs:
@@ -328,21 +490,17 @@ def recover(memory_dir: Path) -> list[str]:
             src_name, dst_name = Path(src_name).name, Path(dst_name).name
             if not is_temp_name(src_name) or dst_name in ("", LOCK_FILE, INTENT_FILE):
                 continue
-            src, dst = memory_dir / src_name, memory_dir / dst_name
-            if os.path.exists(src):
-                IO.replace(str(src), str(dst))
+            if exists(folder, src_name):
+                IO.replace(folder.fd, src_name, dst_name)
                 actions.append(f"completed interrupted write of {dst_name}")
                 log.warning("%s in %s", actions[-1], memory_dir)
-        IO.fsync_dir(str(memory_dir))
-        IO.unlink(str(intent_path))
-    try:
-        names = os.listdir(memory_dir)
-    except FileNotFoundError:
-        return actions
-    for name in names:
+        if data is not None:
+            IO.fsync_dir(folder.fd)
+            IO.unlink(folder.fd, INTENT_FILE)
+    for name in os.listdir(folder.fd):
         if is_temp_name(name):
             with contextlib.suppress(FileNotFoundError):
-                IO.unlink(str(memory_dir / name))
+                IO.unlink(folder.fd, name)
             actions.append(f"deleted stale temp file {name} left by an interrupted writer")
             log.warning("%s in %s", actions[-1], memory_dir)
     return actions
@@ -379,4 +537,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
             os.unlink(tmp)
         raise
     with contextlib.suppress(OSError):
-        IO.fsync_dir(str(target.parent))
+        fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            IO.fsync_dir(fd)
+        finally:
+            os.close(fd)

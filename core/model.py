@@ -71,6 +71,31 @@ class MemoryWriteError(MaestroError, OSError):
     code = "internal"
 
 
+class UnsafeMemory(MaestroError):
+    """A memory folder or file the core refuses to read or write (``core/fsio.py``): nothing
+    was read, served or written. Not an ``OSError``, so no handler of disk errors swallows it."""
+
+    code = "unsafe_memory"
+
+
+class LinkRefused(UnsafeMemory):
+    """A symbolic link where a memory folder or file belongs (the message names it)."""
+
+    code = "link_refused"
+
+
+class UntrustedFolder(UnsafeMemory):
+    """A memory folder another user owns or could write, not trusted on purpose."""
+
+    code = "untrusted_folder"
+
+
+class ProjectMissing(UnsafeMemory):
+    """A write to a project whose folder is gone: it is never re-created."""
+
+    code = "project_missing"
+
+
 def validate_confidence(value: object, *, name: str = "confidence") -> float:
     """Return ``value`` as a float in [0.0, 1.0] or raise a ValueError naming the problem."""
     if isinstance(value, bool) or not isinstance(value, int | float):

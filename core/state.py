@@ -64,12 +64,15 @@ class Settings:
     * ``reinforce_on``: which entries of a context build for a session count as referenced
       and are reinforced: ``"injected"`` every entry put in the block, ``"relevant"`` only those
       relevant to the task or query.
+    * ``trusted``: canonical project folders whose memory is used although another user owns
+      it or could write it (``[trust] directories``; ``core/fsio.py`` has the rule).
     """
 
     decay_unit: DecayUnit = "day"
     reinforce_on: ReinforceOn = "injected"
     episodic_cap: int = EPISODIC_CAP
     default_max_tokens: int = 500
+    trusted: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.decay_unit not in DECAY_UNITS:

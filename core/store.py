@@ -59,17 +59,20 @@ class Committed(Generic[T]):
 
 
 class _Transaction:
-    def __init__(self, store: MemoryStore, memory: Memory, basis: Signature) -> None:
+    def __init__(
+        self, store: MemoryStore, folder: fsio.Folder, memory: Memory, basis: Signature
+    ) -> None:
         self.store = store
+        self.folder = folder  # opened once for the whole transaction
         self.memory = memory
         self.basis = basis  # the files as read, then as this transaction last wrote them
         self.written: dict[str, str] = {}
 
     def unchanged(self) -> bool:
-        return fsio.signature(self.store.memory_dir, READ_NAMES) == self.basis
+        return fsio.signature(self.folder, READ_NAMES) == self.basis
 
     def commit(self) -> dict[str, str]:
-        files, signatures = self.store._write(self.memory, self.unchanged)
+        files, signatures = self.store._write(self.folder, self.memory, self.unchanged)
         if files:
             self.basis = tuple(
                 signatures.get(name, old) for name, old in zip(READ_NAMES, self.basis, strict=True)
@@ -99,34 +102,71 @@ class MemoryStore:
         settings: Settings | None = None,
         clock: Callable[[], str] = today,
         lock_deadline: float | None = None,
+        create_project: bool = True,
     ) -> None:
         """``lock_deadline`` (``time.monotonic()``): a transaction that cannot take the
         project lock by then fails with ``fsio.LockBusy`` instead of waiting (a hook's
-        bounded work); None waits."""
+        bounded work); None waits. ``create_project``: the first write may make the project
+        folder itself; False (the daemon, direct mode: a known project) refuses a missing one
+        with ``ProjectMissing`` and never re-creates it."""
         self.root = Path(project_root)
         self.memory_dir = layout.memory_dir(self.root)
         self.settings = settings if settings is not None else Settings()
         self.clock = clock
         self._txn: _Transaction | None = None
         self.lock_deadline = lock_deadline
+        self.create_project = create_project
 
     # -- plumbing --------------------------------------------------------------------------
     def read(self) -> Memory:
         """A lock-free snapshot of the files as they are now. If a multi-file commit was cut
         short by a crash (its intent file is there), it is completed first, under the lock, so
         a reader never sees half of one (a live commit holds the lock: this waits for it)."""
-        fsio.recover_if_interrupted(self.memory_dir)
-        return self._read_files()
+        try:
+            with self.folder() as folder:
+                fsio.recover_if_interrupted(folder)
+                return self._read_files(folder)
+        except FileNotFoundError:  # no memory yet (or no project): an empty one
+            return Memory.load({}, today=self.clock(), settings=self.settings)
 
-    def _read_files(self) -> Memory:
-        texts = fsio.read_files(self.memory_dir, READ_NAMES)
+    def file_texts(self) -> dict[str, str | None]:
+        """The files' text as it is on disk (None: missing), for the doors that show the files
+        themselves (the MCP resources, the secret scan): lock-free, never through a link,
+        refused for an untrusted folder, like every read."""
+        try:
+            with self.folder() as folder:
+                fsio.recover_if_interrupted(folder)
+                return fsio.read_files(folder, READ_NAMES)
+        except FileNotFoundError:
+            return dict.fromkeys(READ_NAMES)
+
+    def file_signature(self) -> Signature:
+        """(inode, size, mtime_ns) of each of ``READ_NAMES`` (None: missing), to notice a
+        change cheaply (the viewer's live updates)."""
+        try:
+            with self.folder() as folder:
+                return fsio.signature(folder, READ_NAMES)
+        except FileNotFoundError:
+            return (None,) * len(READ_NAMES)
+
+    def folder(self, *, create: bool = False) -> contextlib.AbstractContextManager[fsio.Folder]:
+        """The memory folder opened for one operation (never through a link; ``fsio``)."""
+        return fsio.open_folder(
+            self.memory_dir,
+            create=create,
+            create_project=self.create_project,
+            trusted=self.settings.trusted,
+        )
+
+    def _read_files(self, folder: fsio.Folder) -> Memory:
+        texts = fsio.read_files(folder, READ_NAMES)
         return Memory.load(texts, today=self.clock(), settings=self.settings)
 
     def run(
         self,
         fn: Callable[[Memory], T],
         *,
-        load: Callable[[Signature], Memory] | None = None,
+        load: Callable[[fsio.Folder, Signature], Memory] | None = None,
         on_changed: Callable[[], None] | None = None,
     ) -> Committed[T]:
         """THE transaction (the daemon's writer and ``mutate`` both call it): lock, recover,
@@ -135,8 +175,9 @@ class MemoryStore:
         ``fsio.ChangedUnderneath`` it calls ``on_changed`` and starts again, up to
         ``CHANGED_RETRIES`` times. Any other exception from ``fn`` commits nothing.
 
-        ``load(signature)``: the state to apply ``fn`` to, parsed from files whose signature
-        (taken before reading) is ``signature``; the default parses them fresh. The daemon
+        ``load(folder, signature)``: the state to apply ``fn`` to, parsed from the files in
+        ``folder`` whose signature (taken before reading) is ``signature``; the default parses
+        them fresh. The daemon
         passes one that reuses the Memory it kept when the signature is the one it left.
         """
         for attempt in range(1, CHANGED_RETRIES + 1):
@@ -171,27 +212,33 @@ class MemoryStore:
         return txn.commit()
 
     @contextlib.contextmanager
-    def _open(self, load: Callable[[Signature], Memory] | None) -> Iterator[_Transaction]:
-        with fsio.project_lock(self.memory_dir, self.lock_deadline):
-            fsio.recover(self.memory_dir)
-            basis = fsio.signature(self.memory_dir, READ_NAMES)  # before reading
-            memory = self._read_files() if load is None else load(basis)  # recovered: never read()
-            self._txn = _Transaction(self, memory, basis)
+    def _open(
+        self, load: Callable[[fsio.Folder, Signature], Memory] | None
+    ) -> Iterator[_Transaction]:
+        with (
+            self.folder(create=True) as folder,
+            fsio.project_lock(folder, self.lock_deadline),
+        ):
+            fsio.recover(folder)
+            basis = fsio.signature(folder, READ_NAMES)  # before reading
+            # recovered: never read()
+            memory = self._read_files(folder) if load is None else load(folder, basis)
+            self._txn = _Transaction(self, folder, memory, basis)
             try:
                 yield self._txn
             finally:
                 self._txn = None
 
     def _write(
-        self, memory: Memory, unchanged: Callable[[], bool]
+        self, folder: fsio.Folder, memory: Memory, unchanged: Callable[[], bool]
     ) -> tuple[dict[str, str], dict[str, fsio.FileSignature]]:
         files = memory.changed_files()
         if not files:
             return {}, {}
-        if not (self.memory_dir / GITIGNORE).exists():
+        if not fsio.exists(folder, GITIGNORE):
             files[GITIGNORE] = GITIGNORE_TEXT
         signatures = fsio.commit(
-            self.memory_dir,
+            folder,
             {name: fsio.encode(text) for name, text in files.items()},
             unchanged=unchanged,
         )

@@ -19,6 +19,7 @@ from ..core.memory import MemoryView
 class ProjectInfo:
     view: MemoryView | None = None
     read_error: str | None = None  # why the files could not be read the last time we tried
+    refused: str | None = None  # the error code when the core refused the folder (a link …)
     last_external_edit: str | None = None
     external_edits: int = 0
 
@@ -32,6 +33,8 @@ class ReadCache:
         info = self._infos.get(project)
         if info is None:
             raise OpError(NOT_REGISTERED, f"project {project} is not registered")
+        if info.refused is not None:
+            raise OpError(info.refused, info.read_error or "the memory folder is refused")
         if info.view is None:
             raise OpError(
                 INTERNAL,
@@ -45,13 +48,16 @@ class ReadCache:
     def publish(self, project: Path, view: MemoryView) -> None:
         with self._lock:
             old = self._infos.get(project, ProjectInfo())
-            self._infos[project] = replace(old, view=view, read_error=None)
+            self._infos[project] = replace(old, view=view, read_error=None, refused=None)
 
-    def read_failed(self, project: Path, reason: str) -> None:
-        """Keep serving the last good view (if any); status shows the reason."""
+    def read_failed(self, project: Path, reason: str, refused: str | None = None) -> None:
+        """Keep serving the last good view (if any); status shows the reason. ``refused``
+        (an error code: the core refused the folder, a link or another user's) serves
+        nothing until a read succeeds again: every read gets that code and ``reason``."""
         with self._lock:
             old = self._infos.get(project, ProjectInfo())
-            self._infos[project] = replace(old, read_error=reason)
+            view = None if refused is not None else old.view
+            self._infos[project] = replace(old, view=view, read_error=reason, refused=refused)
 
     def external_edit(self, project: Path, when: str) -> None:
         with self._lock:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.errors import MaestroError
-from ..common.settings import SettingsError, core_settings, read_config
+from ..common.settings import SettingsError, core_settings, read_config, trusted_directories
 from ..common.toolsources import check_import_config
 from ..core.memory import Settings
 from ..core.model import InputError
@@ -139,6 +139,7 @@ class Config:
     force_polling: bool = False
     # [import], checked (common/toolsources.check_import_config); {}: every tool, default folders
     imports: dict[str, Any] = field(default_factory=dict)
+    trusted: frozenset[str] = frozenset()  # [trust] directories (common/settings.py)
 
     @property
     def cron_spec(self) -> CronSpec:
@@ -148,6 +149,7 @@ class Config:
         return Settings(
             decay_unit=self.decay_unit,  # type: ignore[arg-type]
             reinforce_on=self.reinforce_on,  # type: ignore[arg-type]
+            trusted=self.trusted,
         )
 
 
@@ -183,6 +185,7 @@ def load_config(path: Path) -> Config:
     timezone = _string(maintenance, "maintenance", "timezone", None)
     try:
         settings = core_settings(core, str(path))
+        trusted = trusted_directories(data, str(path))
     except SettingsError as exc:
         raise ConfigError(str(exc)) from exc
     force_polling = watcher.get("force_polling", False)
@@ -195,6 +198,7 @@ def load_config(path: Path) -> Config:
         reinforce_on=settings.reinforce_on,
         force_polling=force_polling,
         imports=dict(imports),
+        trusted=trusted,
     )
     try:
         parse_cron(cron)

@@ -41,7 +41,7 @@ from ..common.protocol import (
     OpError,
     Request,
 )
-from ..common.statefiles import LOG_LIMIT_DEFAULT, log_reply, project_listing
+from ..common.statefiles import LOG_LIMIT_DEFAULT, log_reply, missing, project_listing
 from ..common.version import package_version as package_version
 from ..core.memory import Memory, MemoryView
 from .logsetup import DESTINATION, ORIGIN, RECENT
@@ -382,6 +382,8 @@ def _project_status(svc: Services, project: Path) -> dict[str, Any]:
     summary = view.summary() if view is not None else {}
     return {
         "memory_dir_exists": layout.memory_dir(project).is_dir(),
+        "missing": missing(project),  # maintenance skips it; nothing re-creates it
+        "refused": info.refused if info is not None else None,  # a link, another user's …
         "entries": {k: summary.get(k) for k in ("semantic", "episodic", "archived", "flagged")},
         "problems": summary.get("problems", {}),
         "read_error": info.read_error if info is not None else "not loaded",

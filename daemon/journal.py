@@ -146,7 +146,8 @@ class Journal:
         path = self.path_for(project)
         try:
             with self._lock:
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                fd = os.open(path, flags, 0o600)
                 try:
                     view = memoryview(data)
                     while view:

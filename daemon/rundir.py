@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from ..common.paths import SUN_PATH_MAX, Paths, dir_problem, home_problems
+from ..common.paths import SUN_PATH_MAX, Paths, dir_problem, home_refusal
 from ..core import fsio
 
 LOCK_GRACE_SECONDS = 0.25
@@ -44,11 +44,12 @@ def ensure_private_dir(path: Path) -> None:
 
 
 def prepare_dirs(paths: Paths, home: Path | None = None) -> None:
-    """``home``: the ``MAESTRO_HOME`` in use, if any (checked first; see ``home_problems``)."""
+    """``home``: the ``MAESTRO_HOME`` in use, if any (checked first: ``home_refusal``, the
+    rule every process applies)."""
     if home is not None:
-        problems = home_problems(home)
-        if problems:
-            raise StartupError("; ".join(problems) + "; refusing to start")
+        refusal = home_refusal({"MAESTRO_HOME": str(home)})
+        if refusal is not None:
+            raise StartupError(f"{refusal}; refusing to start")
     for directory in paths.all_dirs():
         ensure_private_dir(directory)
     ensure_private_dir(paths.journal_dir)

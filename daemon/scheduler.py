@@ -24,6 +24,7 @@ from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED, JobExecutionEv
 from apscheduler.schedulers.background import BackgroundScheduler  # type: ignore[import-untyped]
 from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
 
+from ..common.statefiles import missing
 from .config import Config, ConfigError
 from .journal import now_iso
 from .registry import atomic_write_json
@@ -129,6 +130,10 @@ class MaintenanceScheduler:
             self._record(project, self._maintain(project))
 
     def _maintain(self, project: Path) -> dict[str, Any]:
+        gone = missing(project)
+        if gone is not None:  # never re-created: skipped and reported
+            log.warning("maintenance of %s skipped: %s", project, gone)
+            return {"time": now_iso(), "outcome": "missing", "message": gone, "counts": {}}
         try:
             outcome = self._submit(project).result(timeout=RUN_TIMEOUT_SECONDS)
         except FutureTimeout:

@@ -44,7 +44,7 @@ from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok
 from ..core import fsio
 from ..core.markdown import EntryBlock
 from ..core.memory import Memory, MemoryView, Settings
-from ..core.model import MemoryWriteError
+from ..core.model import MemoryWriteError, UnsafeMemory
 from ..core.store import READ_NAMES, MemoryStore, Signature, today
 from . import journal as jr
 from .cache import ReadCache
@@ -198,9 +198,7 @@ class WriteQueue:
         return len(self._items)
 
 
-def disk_signature(memory_dir: Path) -> Signature:
-    """(inode, size, mtime) of each memory file, None for a missing one: cheap to compare."""
-    return fsio.signature(memory_dir, READ_NAMES)
+NO_FILES: Signature = (None,) * len(READ_NAMES)  # the signature of a missing memory folder
 
 
 def content_hash(text: str | None) -> str | None:
@@ -281,8 +279,11 @@ class ProjectFiles:
         try:
             # (reliability) A commit a crash cut short is completed before the first read, so
             # the cache never serves half of it (never called holding the project lock).
-            fsio.recover_if_interrupted(layout.memory_dir(project))
-            memory = self.load(project, tracked, reuse=False)
+            memory = self.read(project, tracked, reuse=False, recover=True)
+        except UnsafeMemory as exc:
+            log.error("%s: %s", project, exc)
+            self.cache.read_failed(project, str(exc), refused=exc.code)
+            return
         except Exception as exc:
             log.error("cannot read the memory of %s: %s", project, exc)
             self.cache.read_failed(project, f"cannot read the memory files: {exc}")
@@ -307,35 +308,54 @@ class ProjectFiles:
         tracked = self._tracked.get(project)
         if tracked is None:
             return
-        if (
-            tracked.memory is not None
-            and disk_signature(layout.memory_dir(project)) == tracked.signature
-        ):
-            return
         try:
-            self.load(project, tracked, reuse=True)
+            self.read(project, tracked, reuse=True)
         except Exception as exc:
-            reason = f"cannot read the memory files: {exc}"
+            refused = exc.code if isinstance(exc, UnsafeMemory) else None
+            reason = str(exc) if refused else f"cannot read the memory files: {exc}"
             info = self.cache.info(project)
             if info is None or info.read_error != reason:
                 log.error("%s: %s", project, reason)
             tracked.memory = None
-            self.cache.read_failed(project, reason)
+            self.cache.read_failed(project, reason, refused)
+
+    def read(
+        self, project: Path, tracked: _Tracked, *, reuse: bool, recover: bool = False
+    ) -> Memory:
+        """``load`` outside a transaction: the memory folder opened for this one read (never
+        through a link, refused when not trusted: ``fsio.open_folder``); a missing folder is
+        an empty memory. ``recover``: first complete a commit a crash cut short."""
+        memory_dir = layout.memory_dir(project)
+        try:
+            with fsio.open_folder(memory_dir, trusted=self.settings.trusted) as folder:
+                if recover:
+                    fsio.recover_if_interrupted(folder)
+                return self.load(project, tracked, folder, reuse=reuse)
+        except FileNotFoundError:
+            return self.load(project, tracked, None, reuse=reuse)
 
     def load(
-        self, project: Path, tracked: _Tracked, *, reuse: bool, basis: Signature | None = None
+        self,
+        project: Path,
+        tracked: _Tracked,
+        folder: fsio.Folder | None,
+        *,
+        reuse: bool,
+        basis: Signature | None = None,
     ) -> Memory:
-        """The parsed Memory of ``project``: the tracked one if the files have not changed
-        since we last read or wrote them, else a fresh parse (an external edit if the content
-        differs from what we knew). ``basis``: the signature already taken (in a transaction)."""
-        memory_dir = layout.memory_dir(project)
-        # Taken before reading: a change after it shows later.
-        signature = disk_signature(memory_dir) if basis is None else basis
+        """The parsed Memory of ``project`` from ``folder`` (None: there is none yet): the
+        tracked one if the files have not changed since we last read or wrote them, else a
+        fresh parse (an external edit if the content differs from what we knew). ``basis``:
+        the signature already taken (in a transaction)."""
+        if basis is not None:
+            signature = basis
+        else:  # taken before reading: a change after it shows later
+            signature = NO_FILES if folder is None else fsio.signature(folder, READ_NAMES)
         if reuse and tracked.memory is not None and signature == tracked.signature:
             tracked.memory.today = today()
             tracked.memory.settings = self.settings
             return tracked.memory
-        texts = fsio.read_files(memory_dir, READ_NAMES)
+        texts = {} if folder is None else fsio.read_files(folder, READ_NAMES)
         hashes = {name: content_hash(texts.get(name)) for name in READ_NAMES}
         memory = Memory.load(texts, today=today(), settings=self.settings)
         known = tracked.signature is not None
@@ -497,7 +517,7 @@ class Writer:
                     job, JobOutcome.failure(NOT_REGISTERED, f"project {project} is not registered")
                 )
             return
-        store = MemoryStore(project, settings=self.projects.settings)
+        store = MemoryStore(project, settings=self.projects.settings, create_project=False)
         pending = list(batch)
         started = time.monotonic()
 
@@ -518,8 +538,8 @@ class Writer:
                 try:
                     done = store.run(
                         apply,
-                        load=lambda basis: self.projects.load(
-                            project, tracked, reuse=True, basis=basis
+                        load=lambda folder, basis: self.projects.load(
+                            project, tracked, folder, reuse=True, basis=basis
                         ),
                         on_changed=changed,
                     )
@@ -623,6 +643,13 @@ class Writer:
         self, project: Path, tracked: _Tracked, pending: list[MemoryJob], exc: Exception
     ) -> None:
         self.stats["failed_commits"] += 1
+        if isinstance(exc, UnsafeMemory):
+            log.error("%s: %s", project, exc)
+            for job in pending:
+                self._finish(job, JobOutcome.failure(exc.code, str(exc)))
+            tracked.memory, tracked.signature, tracked.hashes = None, None, {}
+            self.cache.read_failed(project, str(exc), exc.code)
+            return
         if isinstance(exc, MemoryWriteError):
             message = str(exc.strerror or exc)
             log.error("commit in %s failed: %s", project, message)

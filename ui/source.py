@@ -17,13 +17,10 @@ from typing import Any
 
 from ..client import Client
 from ..client.errors import MaestroError, RequestError
-from ..common import layout
-from ..common.layout import memory_dir
 from ..common.statefiles import journal_name
 from ..core.context import semantic_band
-from ..core.fsio import signature
+from ..core.store import MemoryStore
 
-MEMORY_FILES = tuple(layout.MEMORY_FILES.values())
 JOURNAL_LIMIT = 1000  # journal records read for the chart: the newest, the log op's maximum
 
 
@@ -160,7 +157,10 @@ class Source:
         from ..common.ops import resolve_project
 
         root = resolve_project(project)
-        sig = signature(memory_dir(root), MEMORY_FILES)
+        try:  # a refused folder (a link …) is told by every read: here it only has to differ
+            sig: object = MemoryStore(root, settings=self.client.core_settings()).file_signature()
+        except MaestroError as exc:
+            sig = exc.message
         try:
             st = os.stat(Path(self.client.paths.journal_dir) / journal_name(root))
             journal: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)

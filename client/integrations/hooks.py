@@ -64,7 +64,8 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ...common import layout
 from ...common.agents import AGENTS
-from ...common.layout import find_project
+from ...common.layout import canonical_project, find_project
+from ...common.paths import UnsafeHome
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ def _reply_context(result: Mapping[str, object], budget: int) -> str:
 def log_path() -> Path:
     from ...common import paths
 
-    return paths.resolve().log_dir / LOG_NAME
+    return paths.resolve_safe().log_dir / LOG_NAME
 
 
 def log_reason(event: str, reason: str, *, screen: bool = True, tool: str = "claude") -> None:
@@ -189,7 +190,8 @@ def log_reason(event: str, reason: str, *, screen: bool = True, tool: str = "cla
 
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
         line = " ".join(f"{stamp} pid={os.getpid()} {tool} {event}: {reason}".split())
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(path, flags, 0o600)
         try:
             os.write(fd, (line + "\n").encode("utf-8", "replace"))
         finally:
@@ -523,6 +525,7 @@ def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
     if project is None:
         where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
         raise _Skip(f"no .maestro/ at or above {where}")
+    project = canonical_project(project)  # its state is kept under the one key (forget)
     run.project = project
     memory = _HookClient(run, project)
     memory_slot.append(memory)
@@ -561,6 +564,8 @@ def run_hook(
             except _Skip as exc:
                 run.log(str(exc))
                 failed = "see hooks.log"
+            except UnsafeHome as exc:  # nothing of that home is read or written, not the log
+                output = _unsafe_home_notice(run, exc)
             except MaestroError as exc:
                 run.log(f"{type(exc).__name__}: {exc}")
                 failed = "the memory did not answer; see hooks.log"
@@ -620,7 +625,7 @@ def _last_block_path(project: Path) -> Path:
     """Where the last block for ``project`` is kept (``Paths.hook_block_path``)."""
     from ...common import paths
 
-    return paths.resolve().hook_block_path(project)
+    return paths.resolve_safe().hook_block_path(project)
 
 
 def _keep_last_block(run: _Run, project: Path, block: str, tokens: int) -> None:
@@ -637,8 +642,19 @@ def _keep_last_block(run: _Run, project: Path, block: str, tokens: int) -> None:
         with os.fdopen(os.open(temp, flags, 0o600), "w", encoding="utf-8") as out:
             json.dump({"project": str(project), "tokens": tokens, "context": block}, out)
         os.replace(temp, path)
-    except OSError as exc:
+    except (OSError, UnsafeHome) as exc:
         run.log(f"cannot keep the last block: {exc}", screen=False)
+
+
+def _unsafe_home_notice(run: _Run, exc: UnsafeHome) -> str:
+    """A session start under an unsafe ``MAESTRO_HOME`` says so, in one line (fail open: the
+    session goes on without the memory); the other events print nothing."""
+    if run.event != "session-start":
+        return ""
+    tell = NOT_LOADED.format(why=f"MAESTRO_HOME refused: {exc.message}")
+    out = json.loads(_hook_output(run.tool, "session-start", tell))
+    out["systemMessage"] = tell
+    return json.dumps(out, ensure_ascii=False)
 
 
 def _not_loaded(run: _Run, why: str) -> str:
@@ -648,7 +664,8 @@ def _not_loaded(run: _Run, why: str) -> str:
     assert run.project is not None
     budget = hook_budget()
     try:
-        with open(_last_block_path(run.project), encoding="utf-8") as kept:
+        fd = os.open(_last_block_path(run.project), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, encoding="utf-8") as kept:
             last = json.load(kept)
         block, tokens = last["context"], last["tokens"]
         if last["project"] == str(run.project) and isinstance(block, str) and block:
@@ -656,7 +673,7 @@ def _not_loaded(run: _Run, why: str) -> str:
             if isinstance(tokens, int) and tokens + _tokens(mark) + 1 <= budget:
                 run.log("served the last block kept for this project", screen=False)
                 return _hook_output(run.tool, "session-start", mark + "\n" + block)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, UnsafeHome):
         pass  # none kept (or unreadable): say so instead
     tell = NOT_LOADED.format(why=why)
     if _tokens(tell) > budget:

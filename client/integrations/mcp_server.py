@@ -38,7 +38,7 @@ from ..errors import MaestroError
 from .mcp_tools import BY_NAME, INSTRUCTIONS, TOOLS, InvalidArguments
 
 if TYPE_CHECKING:
-    from .._client import OpMethods
+    from .._client import Client
 
 SERVER_NAME = "maestro-memory"
 # The handshake's protocol revisions, oldest to newest: a client asking for one of these gets
@@ -190,13 +190,20 @@ class McpServer:
         kind = uri.removeprefix("memory://") if isinstance(uri, str) else None
         if kind not in FILES or uri != f"memory://{kind}" or not self.in_project:
             raise _RpcError(RESOURCE_NOT_FOUND, f"resource not found: {uri!r}")
+        from ...core import fsio
+        from ...core.store import MemoryStore
+
         path = layout.memory_dir(self.project) / FILES[kind]
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = ""
+            # Read like every read: never through a link, refused for an untrusted folder or
+            # an unsafe MAESTRO_HOME (whose [trust] list is not read).
+            store = MemoryStore(self.project, settings=self.memory.core_settings())
+            raw = store.file_texts()[FILES[kind]]
+        except MaestroError as exc:
+            raise _RpcError(INVALID_PARAMS, f"{uri} is refused: {exc.message}") from exc
         except OSError as exc:
             raise _RpcError(INVALID_PARAMS, f"cannot read {path}: {exc}") from exc
+        text = "" if raw is None else fsio.encode(raw).decode("utf-8", "replace")
         return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
 
 

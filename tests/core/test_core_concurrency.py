@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from maestro_memory.core import MemoryStore, fsio
-from maestro_memory.core.model import MemoryWriteError
+from maestro_memory.core.model import LinkRefused, MemoryWriteError
 
 CTX = mp.get_context("spawn")  # fresh interpreters: no state shared by fork
 
@@ -146,6 +146,6 @@ def test_lock_refuses_a_symlink(tmp_path: Path) -> None:
     lock = store.memory_dir / ".lock"
     lock.unlink()
     lock.symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(MemoryWriteError, match="symlink"):
+    with pytest.raises(LinkRefused, match=r"\.lock: it is a symbolic link"):
         store.save_semantic("Anything", "quality_rule", 1.0)
     assert not (tmp_path / "elsewhere").exists()

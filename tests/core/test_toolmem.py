@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from maestro_memory.core import MemoryStore
-from maestro_memory.core.fsio import LockBusy, project_lock
+from maestro_memory.core.fsio import LockBusy, open_folder, project_lock
 from maestro_memory.core.memory import Memory
 from maestro_memory.core.toolmem import bullet_notes, claude_note
 
@@ -94,7 +94,8 @@ def test_the_lock_wait_is_bounded_by_a_deadline(tmp_path: Path) -> None:
         started = time.monotonic()
         with (
             pytest.raises(LockBusy, match="held by another writer"),
-            project_lock(store.memory_dir, deadline=started + 0.2),
+            open_folder(store.memory_dir) as folder,
+            project_lock(folder, deadline=started + 0.2),
         ):
             pass
         assert time.monotonic() >= started + 0.2  # it did wait, up to the deadline
@@ -104,7 +105,10 @@ def test_the_lock_wait_is_bounded_by_a_deadline(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert MemoryStore(tmp_path).semantic_entries() == []  # nothing was written
-    with project_lock(store.memory_dir, deadline=time.monotonic()):  # free: taken at once
+    with (
+        open_folder(store.memory_dir) as folder,
+        project_lock(folder, deadline=time.monotonic()),  # free: taken at once
+    ):
         pass
 
 

@@ -26,7 +26,10 @@ def install(path: str) -> None:
     original = fsio.commit
 
     def traced(
-        memory_dir: Path, files: Mapping[str, bytes], *, unchanged: Callable[[], bool] | None = None
+        folder: fsio.Folder,
+        files: Mapping[str, bytes],
+        *,
+        unchanged: Callable[[], bool] | None = None,
     ) -> Any:
         started: list[int] = []
 
@@ -37,7 +40,7 @@ def install(path: str) -> None:
 
         whole = time.monotonic_ns()
         try:
-            return original(memory_dir, files, unchanged=check if unchanged else None)
+            return original(folder, files, unchanged=check if unchanged else None)
         finally:
             end = time.monotonic_ns()
             kind = "checked" if unchanged is not None else "unchecked"

@@ -74,10 +74,10 @@ class Recorder:
         }
         real["fsync_dir"] = io.fsync_dir
 
-        def open_temp(path: str, mode: int) -> int:
-            fd: int = real["open_temp"](path, mode)
+        def open_temp(dir_fd: int, name: str, mode: int) -> int:
+            fd: int = real["open_temp"](dir_fd, name, mode)
             self.fds[fd] = f"inode{next(self.inodes)}"
-            self.ops.append(Op("create", os.path.basename(path), self.fds[fd]))
+            self.ops.append(Op("create", name, self.fds[fd]))
             return fd
 
         def write(fd: int, data: bytes) -> int:
@@ -89,16 +89,16 @@ class Recorder:
             real["fsync"](fd)
             self.ops.append(Op("fsync", self.fds[fd]))
 
-        def replace(src: str, dst: str) -> None:
-            real["replace"](src, dst)
-            self.ops.append(Op("rename", os.path.basename(src), os.path.basename(dst)))
+        def replace(dir_fd: int, src: str, dst: str) -> None:
+            real["replace"](dir_fd, src, dst)
+            self.ops.append(Op("rename", src, dst))
 
-        def unlink(path: str) -> None:
-            real["unlink"](path)
-            self.ops.append(Op("unlink", os.path.basename(path)))
+        def unlink(dir_fd: int, name: str) -> None:
+            real["unlink"](dir_fd, name)
+            self.ops.append(Op("unlink", name))
 
-        def fsync_dir(path: str) -> None:
-            real["fsync_dir"](path)
+        def fsync_dir(dir_fd: int) -> None:
+            real["fsync_dir"](dir_fd)
             self.ops.append(Op("fsync_dir"))
 
         for name, fn in (
@@ -377,8 +377,8 @@ def test_an_intent_with_absolute_paths_still_recovers_after_the_project_moved(
     (memory_dir / fsio.INTENT_FILE).write_text(json.dumps({"renames": renames}))
     (memory_dir / ".evil.tmp-1-cc").write_text("not a lock")
     (memory_dir / ".lock").write_text("")
-    with fsio.project_lock(memory_dir):
-        actions = fsio.recover(memory_dir)
+    with fsio.open_folder(memory_dir) as folder, fsio.project_lock(folder):
+        actions = fsio.recover(folder)
     assert (memory_dir / "semantic.md").read_text() == "new semantic\n"
     assert (memory_dir / "archive.md").read_text() == "new archive\n"
     assert (memory_dir / ".lock").read_text() == ""

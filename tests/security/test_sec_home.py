@@ -88,13 +88,13 @@ def test_private_home_has_no_problem(parent: Path) -> None:
     assert home_problems(parent / "h") == []
 
 
-def test_doctor_warns_about_an_open_home(parent: Path, tmp_path: Path) -> None:
+def test_doctor_fails_an_open_home(parent: Path, tmp_path: Path) -> None:
     home = parent / "h"
     home.mkdir()
     os.chmod(parent, 0o777)
     checks = doctor(home, tmp_path)
     check = checks["maestro home"]
-    assert check["status"] == "warn", check
+    assert check["status"] == "fail", check  # every process refuses it, not only maestrod
     assert "writable by group or others" in check["detail"]
     os.chmod(parent, 0o700)
     assert doctor(home, tmp_path)["maestro home"]["status"] == "ok"

@@ -7,7 +7,7 @@ doctor         doctor
 projects       register, unregister, projects
 memory         init, context, save-semantic, save-episodic, detect, reinforce,
                maintain, review, entries, log
-privacy        forget
+privacy        forget, trust
 toolimport     import [claude|gemini|codex]
 service        service install | uninstall | status
 hook           hook claude <event>

@@ -51,17 +51,8 @@ def _directories(doctor: _Doctor) -> None:
     from ....common.paths import dir_problem, home_problems, maestro_home
 
     home = maestro_home()
-    if home is not None:
-        problems = home_problems(home)
-        if problems:
-            doctor.add(
-                "maestro home",
-                "warn",
-                "; ".join(problems) + " (maestrod refuses to start)",
-                f"chmod go-w {home} {home.parent}, or choose a private MAESTRO_HOME",
-            )
-        else:
-            doctor.add("maestro home", "ok", f"{home} (and its parent) private to you")
+    if home is not None and not home_problems(home):  # else _unsafe_home failed it
+        doctor.add("maestro home", "ok", f"{home} (and its parent) private to you")
 
     for label, path in (
         ("runtime dir", p.runtime_dir),
@@ -421,6 +412,8 @@ def _agents(doctor: _Doctor) -> None:
 def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
     doctor = _Doctor(ctx)
     _executable(doctor)
+    if _unsafe_home(doctor):  # nothing of that home is read: the other checks would
+        return _report(doctor)
     _directories(doctor)
     st = _daemon(doctor)
     _service(doctor)
@@ -433,6 +426,30 @@ def cmd_doctor(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
     _privacy(doctor)
     _agents(doctor)
+    return _report(doctor)
+
+
+def _unsafe_home(doctor: _Doctor) -> bool:
+    """An unsafe ``MAESTRO_HOME`` (``home_refusal``: every process refuses it) fails here;
+    the fix names only the folders that are the problem, never a shared parent such as /tmp
+    (a sticky parent is no problem: ``home_problems`` says which folder to change)."""
+    from ....common.paths import home_refusal
+
+    refusal = home_refusal()
+    if refusal is None:
+        return False
+    doctor.add(
+        "maestro home",
+        "fail",
+        refusal,
+        "fix the folder named above (each problem says how), or choose a private "
+        "MAESTRO_HOME (unset it for the default folders)",
+    )
+    return True
+
+
+def _report(doctor: _Doctor) -> Outcome:
+    ctx = doctor.ctx
     failed = [c for c in doctor.checks if c.status == "fail"]
     words = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     lines = []
@@ -468,7 +485,10 @@ def _privacy(doctor: _Doctor) -> None:
     if not layout.memory_dir(project).is_dir():
         return
     try:
-        found = scan_memory_files(project)
+        found = scan_memory_files(project, doctor.ctx.client().core_settings())
+    except MaestroError as exc:  # a link, an untrusted folder, a bad config.toml
+        doctor.add("secrets in memory", "fail", f"not scanned: {exc.message}")
+        return
     except OSError as exc:
         doctor.add("secrets in memory", "fail", f"cannot read the memory files: {exc}")
         return

@@ -275,16 +275,26 @@ def cmd_maintain(ctx: Context, ns: argparse.Namespace) -> Outcome:
         report = client.maintenance(dry_run=ns.dry_run)
         return memory_outcome(ctx, report, _maintenance_text(report, ctx.project))
     try:
-        projects = _project_paths(client.projects())
+        listing = client.projects()
     except DaemonNotRunning:
         raise DaemonNotRunning(
             "'maintain --all' needs maestrod, which keeps the list of "
             "registered projects; start it ('maestroctl start') or run "
             "'maintain' in one project"
         ) from None
+    projects = _project_paths(listing)
+    gone = {
+        str(item["path"]): str(item["missing"])
+        for item in listing.get("projects") or []
+        if isinstance(item, dict) and item.get("missing")  # statefiles.missing, the one rule
+    }
     results: list[dict[str, Any]] = []
     lines = []
     for path in projects:
+        if path in gone:  # never re-created: skipped and reported
+            results.append({"project": path, "ok": True, "missing": gone[path]})
+            lines.append(f"{out.home_relative(path)}: MISSING, skipped: {gone[path]}")
+            continue
         try:
             report = client.maintenance(dry_run=ns.dry_run, project=path)
         except MaestroError as exc:

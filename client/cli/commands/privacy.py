@@ -1,15 +1,17 @@
-"""``maestroctl forget`` and the doctor's secret scan (issue 11)."""
+"""``maestroctl forget``, ``maestroctl trust`` and the doctor's secret scan (issue 11)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import MaestroError
 from .. import output as out
 from .base import Context, Outcome, UsageProblem, command, memory_outcome
+
+if TYPE_CHECKING:
+    from ....core.memory import Settings
 
 GIT_HISTORY_HELP = (
     "if the files were committed, the value is still in git history: rewrite it with "
@@ -91,14 +93,16 @@ def cmd_forget(ctx: Context, ns: argparse.Namespace) -> Outcome:
 
 
 # -- doctor ------------------------------------------------------------------------------------
-def scan_memory_files(project: str) -> list[dict[str, Any]]:
+def scan_memory_files(project: str, settings: Settings) -> list[dict[str, Any]]:
     """Secrets already in the memory files (written before the screen, or by hand): where
-    they are and of which kind, never their value."""
+    they are and of which kind, never their value. Read like every read (never through a
+    link; ``settings.trusted`` for a folder another user owns), so it raises
+    ``UnsafeMemory`` where the memory is refused."""
     from ....core.memory import FILES
     from ....core.secrets import find_secrets
     from ....core.store import MemoryStore
 
-    store = MemoryStore(project)
+    store = MemoryStore(project, settings=settings)
     memory = store.read()
     found: list[dict[str, Any]] = []
     ids_with_secrets: set[str] = set()
@@ -111,13 +115,12 @@ def scan_memory_files(project: str) -> list[dict[str, Any]]:
                 ids_with_secrets.add(b.id)
                 texts_with_secrets.add(b.text)
                 found.append({"file": FILES[kind], "entry_id": b.id, "kinds": kinds})
+    texts = store.file_texts()  # never through a link, like every read
     for name in FILES.values():
-        path = os.path.join(store.memory_dir, name)
-        try:
-            with open(path, encoding="utf-8", errors="replace") as src:
-                lines = src.read().splitlines()
-        except FileNotFoundError:
+        raw = texts.get(name)
+        if raw is None:
             continue
+        lines = raw.splitlines()
         for number, line in enumerate(lines, 1):
             if any(f"mm:id={i}" in line for i in ids_with_secrets) or any(
                 t in line for t in texts_with_secrets
@@ -127,3 +130,34 @@ def scan_memory_files(project: str) -> list[dict[str, Any]]:
             if kinds:
                 found.append({"file": name, "line": number, "kinds": kinds})
     return found
+
+
+def _trust_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", metavar="PATH", help="the project folder whose memory to trust")
+
+
+@command(
+    "trust",
+    "trust a project's memory that another user owns or can write, on purpose",
+    _trust_args,
+    description="Add PATH (a project folder) to [trust] directories in maestrod's config.toml, "
+    "like git's safe.directory: its .maestro/ memory is then read and written although "
+    "another user owns it or it is writable by others. Links are never followed, trusted or "
+    "not. maestrod reads it at its next start (or 'kill -HUP' it); direct mode and the hooks "
+    "at once.",
+)
+def cmd_trust(ctx: Context, ns: argparse.Namespace) -> Outcome:
+    from ....common.layout import canonical_project
+    from ....common.settings import add_trusted
+
+    folder = canonical_project(ns.folder)
+    if not folder.is_dir():
+        raise UsageProblem(f"{folder} is not a folder")
+    config = ctx.paths.config_path  # a safe MAESTRO_HOME only (resolve_safe)
+    added = add_trusted(config, str(folder))
+    text = (
+        f"Trusted {folder} (in {config}); maestrod reads it at its next start or reload."
+        if added
+        else f"{folder} is trusted already (in {config})."
+    )
+    return Outcome({"folder": str(folder), "added": added, "config": str(config)}, text)

@@ -87,9 +87,13 @@ def _status_text(st: dict[str, Any]) -> str:
             maintenance = _dict(info.get("maintenance"))
             problems = _dict(info.get("problems"))
             notes = []
-            if not info.get("memory_dir_exists", True):
+            if info.get("missing"):
+                notes.append(f"MISSING: {info['missing']} (not maintained, never re-created)")
+            elif not info.get("memory_dir_exists", True):
                 notes.append("no memory dir yet")
-            if info.get("read_error"):
+            if info.get("refused"):
+                notes.append(f"REFUSED ({info['refused']}): {info.get('read_error')}")
+            elif info.get("read_error"):
                 notes.append(f"read error: {info['read_error']}")
             if problems:
                 notes.append(f"{sum(len(v) for v in problems.values())} parse problem(s)")
