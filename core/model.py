@@ -166,6 +166,7 @@ class Signal(_ToDict):
     confidence: float
     action: SaveAction
     entry_id: str | None = None
+    reason: str | None = None  # why a rejected fact was not saved ("contains a secret (pin) …")
 
 
 @dataclass
