@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
+from ..common.hidden import describe_removed, remove_hidden
 from . import rules
 from .contradiction import classify, same_rule
 from .injected import strip_injected
@@ -50,6 +51,18 @@ def save_semantic(
     text = validate_fact(fact, name="fact")
     cat = validate_category(category)
     conf = DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+    result = _save_semantic(memory, text, cat, conf)
+    result.removed = hidden_removed(fact)
+    return result
+
+
+def hidden_removed(raw: object) -> str:
+    """What ``validate_text`` took out of ``raw``, for the reply ("removed 1 control
+    character (ESC)"); empty when nothing was."""
+    return describe_removed(remove_hidden(raw)[1]) if isinstance(raw, str) else ""
+
+
+def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> SaveResult:
     screened = screen(text)
     if screened.empty:
         return SaveResult(
@@ -335,12 +348,12 @@ def stated_signals(user_message: str, assistant_response: str = "") -> list[Dete
     out = []
     for found in detect_signals(user_message, assistant_response):
         try:
-            validate_fact(found.fact, name="fact")
+            fact = validate_fact(found.fact, name="fact")  # hidden characters out, too
         except InputError:
             # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
             # no signal; raising here would leave the signals saved before it half-applied.
             continue
-        out.append(found)
+        out.append(DetectedSignal(fact, found.category, found.confidence))
     return out
 
 
