@@ -30,6 +30,7 @@ from ..core.model import (
     NotFoundError,
     RejectedError,
 )
+from ..core.saving import hidden_removed
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
 from . import layout, worktree
@@ -217,7 +218,8 @@ def op_save_episodic(backend: Backend, project: Path, args: Args) -> dict[str, A
             project, "save_episodic", lambda m: m.save_episodic(text, session_id, confidence)
         )
     )
-    return {"entry": entry.to_dict()}
+    removed = hidden_removed(text)
+    return {"entry": entry.to_dict(), **({"removed": removed} if removed else {})}
 
 
 @memory_op("save_session_note", "note", "session_id", "confidence")

@@ -5,7 +5,7 @@ is a core report's ``to_dict()`` (``status``, ``initialize``, ``save_semantic``,
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class HelloReply(TypedDict):
@@ -50,9 +50,11 @@ class ContextReply(TypedDict):
 
 
 class EntryReply(TypedDict):
-    """``save_episodic`` and ``reinforce``: the entry as it now is."""
+    """``save_episodic`` and ``reinforce``: the entry as it now is (and, for a save, the
+    hidden characters removed from it: "removed 1 control character (ESC)")."""
 
     entry: dict[str, Any]
+    removed: NotRequired[str]
 
 
 class SignalsReply(TypedDict):

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..common.hidden import show_hidden
 from .lexicon import TASK_WORDS
 from .model import ContextResult
 from .text import content_set, estimate_tokens
@@ -124,7 +125,9 @@ def _fence_safe(text: str) -> str:
 
 
 def _one_line(text: str, limit: int | None = None) -> str:
-    flat = " ".join(text.split())
+    # A hidden character typed into the file by hand reaches the model as the escape a person
+    # sees in ``entries`` (core/hidden.py), not as itself.
+    flat = " ".join(show_hidden(text).split())
     if limit is not None and len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
     return _fence_safe(flat)

@@ -42,13 +42,17 @@ from functools import lru_cache
 
 __all__ = [
     "ABBREVIATION_FILLER",
+    "ADMIN_NAMES",
     "ANCHOR_PLAIN_WORDS",
     "BARE_OBJECT_VERBS",
+    "CREDENTIAL_NOUNS",
     "DETERMINERS",
     "ED_BASE_VERBS",
     "EXCEPTION_WORDS",
     "FILLER",
     "GENERAL_TASK_VERBS",
+    "GRAMMAR_ENDINGS",
+    "LOGIN_NAMES",
     "NEGATIONS",
     "NEGATIVE_MARKERS",
     "NOT_IMPERATIVE",
@@ -274,8 +278,22 @@ ORDINARY_VALUES: frozenset[str] = frozenset(
     length format type types value values string strings hash hashes
     see use ask check get look refer follow run call enter type pick choose paste copy
     contact go try rotate store keep change update must should will can may please
+    whatever whichever one two three four five six seven eight nine ten twelve
+    await yield return raise lambda function self this cls super require import
     """.split()
 )
+# Endings of a lower-case word that is grammar, not a credential ("the password is stored").
+GRAMMAR_ENDINGS: frozenset[str] = frozenset("ed ing ly able ible tion ment ness er".split())
+# The nouns a credential goes by: "user:password lines" names one, it is not one.
+CREDENTIAL_NOUNS: frozenset[str] = frozenset(
+    "password passwords passwd pass passphrase pin token secret key credentials".split()
+)
+# User names that make "NAME/X" or "NAME:X" a login even without a login word nearby.
+LOGIN_NAMES: frozenset[str] = frozenset(
+    "admin administrator root sa postgres ubnt pi guest test user demo ops ci deploy".split()
+)
+# Administrator names: "root:toor" with a login word is a credential even with a weak value.
+ADMIN_NAMES: frozenset[str] = frozenset("admin administrator root sa".split())
 
 # --------------------------------------------------------------------------------------------
 # Normalisation

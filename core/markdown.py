@@ -13,6 +13,8 @@ when a person edits the visible text or git merges the file.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -157,6 +159,8 @@ class Document:
     newline: str = "\n"
     bom: bool = False
     problems: list[Problem] = field(default_factory=list)
+    # (line, heading, text) of each entry under a heading the format does not know
+    unfiled: list[tuple[int, str, str]] = field(default_factory=list)
     exists: bool = True
     changed: bool = False
 
@@ -312,6 +316,8 @@ def parse(kind: FileKind, text: str | None) -> Document:
         if kind == "episodic" and section.key == ENTRIES_HEADING.lower() and bare.startswith("###"):
             i = _parse_episodic(doc, lines, i, seen_ids)
             continue
+        if section.heading is not None and section.key not in _KNOWN_SECTIONS[kind]:
+            _note_unfiled(doc, section, bare, i)  # kept raw, not served: listed, warned
         if kind == "semantic" and section.key in HEADING_CATEGORIES:
             block = _parse_semantic_line(doc, line, i, HEADING_CATEGORIES[section.key], seen_ids)
         elif kind == "archive" and section.key == ARCHIVED_HEADING.lower():
@@ -325,6 +331,56 @@ def parse(kind: FileKind, text: str | None) -> Document:
         section.blocks.append(block)
         i += 1
     return doc
+
+
+# The ``##`` sections each file's format knows; an entry under any other heading is *unfiled*.
+_KNOWN_SECTIONS: dict[FileKind, frozenset[str]] = {
+    "semantic": frozenset([*HEADING_CATEGORIES, LOG_HEADING.lower()]),
+    "episodic": frozenset([ENTRIES_HEADING.lower(), LOG_HEADING.lower()]),
+    "archive": frozenset([ARCHIVED_HEADING.lower(), LOG_HEADING.lower()]),
+}
+_ENTRY_HEADINGS: dict[FileKind, list[str]] = {
+    "semantic": [f"## {h}" for h in CATEGORY_HEADINGS.values()],
+    "episodic": [f"## {ENTRIES_HEADING}"],
+    "archive": [f"## {ARCHIVED_HEADING}"],
+}
+_BULLET = re.compile(r"^\s*+[-*]\s++\S")
+_MARKED = re.compile(r"^\s*+[-*]\s*+\[(?:" + _DATE + r"|date|[0-9.]++)\]|<!--\s*+mm:")
+
+
+def _note_unfiled(doc: Document, section: Section, bare: str, index: int) -> None:
+    """An entry-shaped line under a heading the format does not know ("## Quality Rule"):
+    a problem naming its line and the heading it was probably meant for. Entry-shaped: an
+    episodic ``###`` header, or a bullet that carries a date, a confidence or our metadata;
+    under a heading close to a known one, any bullet."""
+    if doc.kind == "episodic":
+        if not _EPISODIC.match(_split_meta(bare)[0].rstrip()):
+            return
+    elif not _BULLET.match(bare):
+        return
+    close = _meant_heading(doc.kind, section.title[:200])
+    if not close and not _MARKED.search(bare):
+        return  # a person's list under their own heading ("## Notes"): not a memory
+    hint = f" (did you mean '{close}'?)" if close else ""
+    text = _split_meta(bare)[0].strip()
+    m = _SEMANTIC.match(text)
+    quoted = " ".join((m.group("text") if m else text).split())
+    quoted = quoted[:59] + "…" if len(quoted) > 60 else quoted
+    doc.problems.append(
+        Problem(
+            index + 1,
+            f"unfiled entry \"{quoted}\" under '## {section.title}', a heading {doc.kind}.md "
+            f"does not know{hint}: kept, not served, until the heading is fixed",
+        )
+    )
+    doc.unfiled.append((index + 1, section.title, text))
+
+
+@functools.lru_cache(maxsize=64)
+def _meant_heading(kind: FileKind, title: str) -> str:
+    """The known heading ``title`` is probably a misspelling of, or ""."""
+    close = difflib.get_close_matches(f"## {title}", _ENTRY_HEADINGS[kind], n=1, cutoff=0.75)
+    return close[0] if close else ""
 
 
 def _heading(bare: str) -> tuple[int, str] | None:

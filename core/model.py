@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..common.errors import MaestroError
+from ..common.hidden import describe_removed, remove_hidden
 
 Sector = Literal["semantic", "episodic"]
 SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
@@ -107,14 +108,20 @@ def validate_confidence(value: object, *, name: str = "confidence") -> float:
 
 
 def validate_text(value: object, *, name: str) -> str:
-    """Return ``value`` stripped, or raise if it is not a non-empty string."""
+    """Return ``value`` stripped and without hidden characters (``core/hidden.py``), or raise
+    if it is not a non-empty string, holds a NUL, or holds nothing printable."""
     if not isinstance(value, str):
         raise InputError(f"{name} must be a string, got {type(value).__name__}")
-    text = value.strip()
-    if not text:
+    if not value.strip():
         raise InputError(f"{name} must not be empty")
-    if "\x00" in text:
+    if "\x00" in value:
         raise InputError(f"{name} must not contain NUL characters")
+    text, removed = remove_hidden(value)
+    text = text.strip()
+    if not text:
+        raise InputError(
+            f"{name} holds nothing printable ({describe_removed(removed)}); nothing was written"
+        )
     if not text.isascii():
         try:
             text.encode("utf-8")
@@ -182,6 +189,7 @@ class SaveResult(_ToDict):
     replaced: Entry | None = None
     reason: str = ""
     screened: bool = False  # rejected by the privacy screen (a secret, or entirely private)
+    removed: str = ""  # the hidden characters taken out: "removed 1 control character (ESC)"
 
 
 @dataclass
@@ -191,6 +199,7 @@ class Signal(_ToDict):
     confidence: float
     action: SaveAction
     entry_id: str | None = None
+    reason: str | None = None  # why a rejected fact was not saved ("contains a secret (pin) …")
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
+from ..common.hidden import describe_removed, remove_hidden
 from . import rules
 from .contradiction import classify, same_rule
 from .injected import strip_injected
@@ -32,7 +33,7 @@ from .model import (
 from .related import may_relate
 from .secrets import redact, screen, strip_private
 from .shown import split_shown
-from .signals import detect_signals
+from .signals import DetectedSignal, detect_signals
 from .state import (
     SHOWN_PER_SESSION,
     SHOWN_SESSIONS,
@@ -50,6 +51,18 @@ def save_semantic(
     text = validate_fact(fact, name="fact")
     cat = validate_category(category)
     conf = DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+    result = _save_semantic(memory, text, cat, conf)
+    result.removed = hidden_removed(fact)
+    return result
+
+
+def hidden_removed(raw: object) -> str:
+    """What ``validate_text`` took out of ``raw``, for the reply ("removed 1 control
+    character (ESC)"); empty when nothing was."""
+    return describe_removed(remove_hidden(raw)[1]) if isinstance(raw, str) else ""
+
+
+def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> SaveResult:
     screened = screen(text)
     if screened.empty:
         return SaveResult(
@@ -300,20 +313,7 @@ def detect_semantic_signals(
             f"assistant_response must be a string, got {type(assistant_response).__name__}"
         )
     out = []
-    # Never learn from our own output: the injected memory and its wrappers go first.
-    user_message = strip_injected(user_message)
-    # Pasted is not said (issue 27): rules come from the person's words, never from what they
-    # show (a quoted bug report, a log, an email, text to translate …).
-    user_message = split_shown(user_message).own
-    user_message = strip_private(user_message)
-    assistant_response = strip_private(assistant_response)
-    for found in detect_signals(user_message, assistant_response):
-        try:
-            validate_fact(found.fact, name="fact")
-        except InputError:
-            # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
-            # no signal; raising here would leave the signals saved before it half-applied.
-            continue
+    for found in stated_signals(user_message, assistant_response):
         result = save_semantic(memory, found.fact, found.category, found.confidence)
         if result.entry is not None and result.entry.confidence > 0.0:
             # Stated by the person in their own prompt: their standing instruction.
@@ -328,8 +328,32 @@ def detect_semantic_signals(
                 confidence=found.confidence,
                 action=result.action,
                 entry_id=result.entry.id if result.entry else None,
+                reason=result.reason if result.action == "rejected" else None,
             )
         )
+    return out
+
+
+def stated_signals(user_message: str, assistant_response: str = "") -> list[DetectedSignal]:
+    """The rules the person states in ``user_message``, as ``detect_semantic_signals`` would
+    save them (pure: no state). A hook whose save failed uses it to tell the person what was
+    not remembered."""
+    # Never learn from our own output: the injected memory and its wrappers go first.
+    user_message = strip_injected(user_message)
+    # Pasted is not said (issue 27): rules come from the person's words, never from what they
+    # show (a quoted bug report, a log, an email, text to translate …).
+    user_message = split_shown(user_message).own
+    user_message = strip_private(user_message)
+    assistant_response = strip_private(assistant_response)
+    out = []
+    for found in detect_signals(user_message, assistant_response):
+        try:
+            fact = validate_fact(found.fact, name="fact")  # hidden characters out, too
+        except InputError:
+            # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
+            # no signal; raising here would leave the signals saved before it half-applied.
+            continue
+        out.append(DetectedSignal(fact, found.category, found.confidence))
     return out
 
 

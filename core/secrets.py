@@ -15,8 +15,9 @@ Detection, in order of authority:
    private key blocks, JWTs (formally valid ones only) and basic-auth URLs.
 2. Formats that library does not know: Google API keys and OAuth client secrets, Anthropic and
    newer OpenAI keys, connection-string passwords (``Password=…;``), secrets in URL queries.
-3. What a person types: "password is X", "the deploy key is X", "token: X", "pw=X" — a value
-   after a credential word, unless that value is an ordinary word ("the password is wrong").
+3. What a person types (``core/secret_prose.py``): "the password is X", "use X as the admin
+   password", "deploy / X", ``--password=X``, ``mysql -pX``, ``DB_PASSWORD=X``, "PIN 4821" — a
+   value stated as a credential, unless it is a reference or an ordinary word.
 4. High-entropy tokens: Shannon entropy with a bar that grows with the token's length;
    hex-only tokens (commit hashes, digests), UUIDs, paths, dotted names and identifiers made of
    words are not flagged by entropy alone.
@@ -37,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .lexicon import ORDINARY_VALUES
+from .secret_prose import credential_like, prose_findings
 
 # -- <private> spans -------------------------------------------------------------------------
 _PRIVATE = re.compile(r"<private\s*>.*?(?:</private\s*>|\Z)", re.IGNORECASE | re.DOTALL)
@@ -134,6 +135,8 @@ _OWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("api key", re.compile(r"(?<![\w-])sk-[0-9A-Za-z]{32,}(?![\w-])")),
     ("github token", re.compile(r"github_pat_[0-9A-Za-z_]{60,}")),
     ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")),
+    # A password in any URL: scheme://user:X@host (also an empty user: redis://:X@cache).
+    ("url password", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/:@]*:([^\s/@]{3,})@")),
     # Connection strings: Password=…; / pwd=… (ADO, JDBC, ODBC styles).
     (
         "connection string password",
@@ -147,28 +150,6 @@ _OWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"password|pass|pwd|sig|signature|auth)=([^&#\s\"'<>]{8,})"
         ),
     ),
-)
-
-# "password is X", "the deploy key is X", "token: X", "pw=X", "my API key was X".
-_CRED_WORDS = (
-    r"pass(?:word|wd|phrase|code)?|pw|pwd|secret(?:[ _-]?key)?|(?:api|access|auth|bearer|"
-    r"session|refresh|deploy|private|secret|signing|license|master|admin|root)[ _-]?"
-    r"(?:token|key|secret|password|pass)|token|api[ _-]?key|apikey|credentials?|"
-    r"client[ _-]?secret|pin"
-)
-_PLAIN = re.compile(
-    rf"(?i)(?<![\w-])(?:{_CRED_WORDS})(?![\w-])"
-    r"(?:\s+(?:for|of|to|on)(?:\s+[\w.-]+){1,3}?)?"  # "password for the staging db"
-    r"\s*(?:(?:is|was|are|=|:|:=|=>|->)\s*|\s+(?:is|was)\s+(?:now\s+|still\s+)?)"
-    r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{3,}?)(?P=q)|(?P<bare>[^\s\"'`,;)]{3,}))"
-)
-# Every credential word above contains one of these: a cheap test before the costly one.
-_PLAIN_HINT = re.compile(r"(?i)pass|pw|secret|token|key|credential|pin")
-_PLACEHOLDER = re.compile(
-    r"^(?:<[^>]*>|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%\(?[A-Za-z_]*\)?s?|\{\{[^}]*\}\}|"
-    r"x{3,}|\*{3,}|\.{3,}|…|os\.environ.*|getenv.*|env\..*|process\.env.*|"
-    r"(?:your|my|the|some)[_-].*|changeme|redacted.*|\[redacted.*)$",
-    re.IGNORECASE,
 )
 
 # High entropy: candidate tokens of the base64/url-safe alphabet, 20+ characters.
@@ -282,6 +263,8 @@ def find_secrets(text: str) -> list[Finding]:
             if kind == "private key":
                 found.extend(_private_key_blocks(text))
                 continue
+            if kind == "url password" and not credential_like(text[a:b]):
+                continue  # postgres://app:<password>@db: a placeholder in the URL
             found.append(Finding(kind, a, b))
     for kind, pattern in _OWN_FORMATS:
         for m in pattern.finditer(text):
@@ -289,16 +272,10 @@ def find_secrets(text: str) -> list[Finding]:
                 found.extend(_private_key_blocks(text))
                 continue
             a, b = m.span(1) if pattern.groups else m.span()
-            if pattern.groups and _PLACEHOLDER.match(m.group(1)):
-                continue  # password=${DB_PASSWORD}: a reference, not the value
+            if pattern.groups and not credential_like(m.group(1)):
+                continue  # password=${DB_PASSWORD}, password = getpass(): not the value
             found.append(Finding(kind, a, b))
-    for m in _PLAIN.finditer(text) if _PLAIN_HINT.search(text) else ():
-        group = "quoted" if m.group("quoted") is not None else "bare"
-        value = m.group(group).rstrip(".!?:")
-        if group == "bare" and not _credential_like(value):
-            continue
-        a = m.start(group)
-        found.append(Finding(_plain_kind(m.group(0)), a, a + len(value)))
+    found.extend(Finding(kind, a, b) for kind, a, b in prose_findings(text))
     for m in _TOKEN.finditer(text):
         if _high_entropy(m.group()):
             found.append(Finding(ENTROPY_KIND, m.start(), m.end()))
@@ -315,40 +292,6 @@ def _private_key_blocks(text: str) -> list[Finding]:
     for m in re.finditer(r"PuTTY-User-Key-File-\d", text):
         out.append(Finding("private key", m.start(), len(text)))
     return out
-
-
-def _credential_like(value: str) -> bool:
-    if _PLACEHOLDER.match(value):
-        return False
-    word = value.strip("\"'`.,;:!?()[]{}")
-    if len(word) < 3 or _PLACEHOLDER.match(word):
-        return False
-    if word.lower() in ORDINARY_VALUES:
-        return False
-    if re.fullmatch(r"[A-Za-z]+(?:[-_][A-Za-z]+)+", word):
-        return False  # a name made of words: X-Api-Key, api_key_header
-    if word.isalpha() and word.islower():
-        # A plain lower-case word: a credential only if it is not grammar ("is stored").
-        return not word.endswith(("ed", "ing", "ly", "able", "ible", "tion", "ment", "ness"))
-    return True
-
-
-def _plain_kind(phrase: str) -> str:
-    low = phrase.lower()
-    for word, kind in (
-        ("deploy", "deploy key"),
-        ("private", "private key"),
-        ("api", "api key"),
-        ("client", "client secret"),
-        ("pin", "pin"),
-        ("secret", "secret"),
-        ("token", "token"),
-        ("key", "key"),
-        ("credential", "credentials"),
-    ):
-        if re.search(rf"\b{word}", low):
-            return kind
-    return "password"
 
 
 def _merge(found: list[Finding]) -> list[Finding]:

@@ -44,6 +44,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..client.errors import DaemonUnavailable, MaestroError, RequestError
+from ..common.hidden import shown_value
 from .source import Source, UnknownProject
 
 Scope = MutableMapping[str, Any]
@@ -192,7 +193,7 @@ def create_app(
     def guarded(fn: Callable[[Request], dict[str, Any]]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
             try:
-                return JSONResponse(fn(request))
+                return JSONResponse(shown_value(fn(request)))  # hidden characters shown
             except UnknownProject as exc:
                 return _error(404, "unknown_project", str(exc))
             except DaemonUnavailable as exc:

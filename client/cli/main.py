@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...common.hidden import show_hidden
 from ..errors import DaemonUnavailable, MaestroError
 from .exits import EXIT_ERROR, EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, PROG
 
@@ -69,6 +70,9 @@ def _emit_json(doc: dict[str, Any]) -> None:
 
 def _emit_text(text: str) -> None:
     if text:
+        # A character a terminal would act on (ESC, a bidi override) from a hand-edited file
+        # is shown as an escape: what the person reads is what the model is served.
+        text = show_hidden(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 

@@ -119,6 +119,9 @@ MAX_STDIN = 1 << 20
 DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
 REMEMBERED_LIMIT = 200
+# Seconds before the deadline a write stops waiting for a busy project lock, so the prompt
+# hook can still say what it could not remember.
+NOTICE_RESERVE = 0.15
 PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
 PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
 LOG_NAME = "hooks.log"
@@ -297,6 +300,12 @@ class _HookClient:
             on_fallback=run.log,
             light_socket=True,  # no pyzmq in a process every agent session starts
             register_unowned=_registers(run) if run.event == "session-start" else None,
+            # A prompt's capture stops waiting for a busy lock in time to say so.
+            lock_deadline=(
+                run.started + time_limits()[0] - _scaled(NOTICE_RESERVE)
+                if run.event == "user-prompt"
+                else None
+            ),
         )
 
     def call(self, op: Callable[[Client], R]) -> R:
@@ -419,18 +428,15 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
     # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
-    result = memory.call(lambda c: c.detect_signals(prompt))
-    facts = [
-        " ".join(str(s.get("fact", "")).split())
-        for s in result.get("signals", [])
-        if isinstance(s, dict) and s.get("action") in ("added", "replaced")
-    ]
-    facts = [f for f in facts if f]
     out: dict[str, Any] = {}
-    if facts:  # shown to the person, so capture is never silent
-        line = "Remembered: " + "; ".join(facts)
-        if len(line) > REMEMBERED_LIMIT:
-            line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+    try:
+        result = memory.call(lambda c: c.detect_signals(prompt))
+    except MaestroError as exc:  # the save failed: say so, if the prompt stated a rule
+        memory.run.log(f"{type(exc).__name__}: {exc}")
+        line = _not_remembered(prompt, exc)
+        return json.dumps({"systemMessage": line}, ensure_ascii=False) if line else ""
+    line = _capture_line(result.get("signals", []))
+    if line:  # shown to the person, so capture is never silent (nor a refusal)
         out["systemMessage"] = line
     session_id = _text(data, "session_id")
     if session_id is not None and memory.run.elapsed() > _scaled(PROMPT_BUILD_UNTIL):
@@ -438,18 +444,18 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     elif session_id is not None:
         # The prompt is the task: what memory holds about it that this session has not seen.
         limit = min(budget, PROMPT_MAX_TOKENS)
-        built = memory.call(
-            lambda c: c.build_context(
-                task=prompt,
-                max_tokens=limit,
-                session_id=session_id,
-                unseen_only=True,
-                for_tool=memory.tool,  # it loads its own memory itself
-            )
-        )
         try:
+            built = memory.call(
+                lambda c: c.build_context(
+                    task=prompt,
+                    max_tokens=limit,
+                    session_id=session_id,
+                    unseen_only=True,
+                    for_tool=memory.tool,  # it loads its own memory itself
+                )
+            )
             context = _reply_context(built, limit)
-        except _Skip as exc:  # the capture above still stands: report it, skip the block
+        except (_Skip, MaestroError) as exc:  # the capture above still stands: report it
             memory.run.log(str(exc))
             context = ""
         if context:
@@ -458,6 +464,58 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
                 "additionalContext": context,
             }
     return json.dumps(out, ensure_ascii=False) if out else ""
+
+
+def _capture_line(signals: object) -> str:
+    """One line for the person: "Remembered: A; B", then "Not remembered (reason): C"."""
+    saved, refused = [], []
+    for s in signals if isinstance(signals, list) else []:
+        if not isinstance(s, dict):
+            continue
+        fact = " ".join(str(s.get("fact", "")).split())  # a refused fact comes redacted
+        if fact and s.get("action") in ("added", "replaced"):
+            saved.append(fact)
+        elif fact and s.get("action") == "rejected":
+            why = str(s.get("reason") or "refused").split(";")[0]
+            refused.append(f"Not remembered ({why}): {fact}")
+    parts = (["Remembered: " + "; ".join(saved)] if saved else []) + refused
+    line = " — ".join(parts)
+    if len(line) > REMEMBERED_LIMIT:
+        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+    return line
+
+
+def _why_not_saved(exc: MaestroError) -> str:
+    """A failed save's reason in a few words, for the person (the details are in hooks.log)."""
+    import errno
+
+    text = str(exc)
+    if isinstance(exc, DaemonTimeout):
+        return "the memory did not answer in time; it may still be saved"
+    if os.strerror(errno.ENOSPC) in text:
+        return "disk full"
+    if "held by another writer" in text:
+        return "the memory is busy (another writer holds its lock)"
+    if isinstance(exc, RequestError) and exc.code == "rejected":
+        return text.split(";")[0]
+    if isinstance(exc, RequestError) and "at most" in text and "characters" in text:
+        return "too large"
+    return f"{text.splitlines()[0][:80] if text else type(exc).__name__}; see hooks.log"
+
+
+def _not_remembered(prompt: str, exc: MaestroError) -> str:
+    """The line for a capture that failed: the rules the prompt stated, and why they were
+    not kept; nothing when it stated none (a failed save of nothing is no news)."""
+    from ...core.saving import stated_signals
+    from ...core.secrets import redact
+
+    facts = [redact(" ".join(f.fact.split())) for f in stated_signals(prompt)]
+    if not facts:
+        return ""
+    line = f"Not remembered ({_why_not_saved(exc)}): " + "; ".join(facts)
+    if len(line) > REMEMBERED_LIMIT:
+        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
+    return line
 
 
 def _session_note(memory: _HookClient, session_id: str | None, path: str | None) -> None:

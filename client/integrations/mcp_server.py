@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ...common import layout
+from ...common.hidden import show_hidden
 from ..errors import MaestroError
 from .mcp_tools import BY_NAME, INSTRUCTIONS, TOOLS, InvalidArguments
 
@@ -204,6 +205,8 @@ class McpServer:
         except OSError as exc:
             raise _RpcError(INVALID_PARAMS, f"cannot read {path}: {exc}") from exc
         text = "" if raw is None else fsio.encode(raw).decode("utf-8", "replace")
+        # Hidden characters typed into the file by hand are shown, as everywhere else.
+        text = show_hidden(text)
         return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
 
 

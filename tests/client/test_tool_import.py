@@ -250,6 +250,22 @@ def cli_argv() -> list[str]:
     return list(CLI)
 
 
+def test_a_memory_with_a_password_in_words_is_blocked(
+    cli: Cli, project: Path, user_home: Path
+) -> None:
+    _git(project)
+    cli("init")
+    folder = claude_folder(user_home, project)
+    (folder / "reference_vpn.md").write_text(
+        "---\nname: vpn\ndescription: vpn login\nmetadata:\n  type: reference\n---\n\n"
+        "Log into the VPN as deploy / S3cr3t!x when the office is closed.\n"
+    )
+    result = cli.result("import")
+    assert result["imported"] == [] and result["blocked"][0]["src"] == "claude:reference_vpn.md"
+    assert "password" in result["blocked"][0]["reason"]
+    assert "S3cr3t" not in semantic(project)
+
+
 @pytest.mark.usefixtures("daemon")
 def test_through_the_daemon_same_result(cli: Cli, project: Path, user_home: Path) -> None:
     _git(project)

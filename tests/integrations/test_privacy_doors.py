@@ -233,3 +233,56 @@ def test_forget_match_needs_yes_for_several_and_doctor_finds_old_secrets(
     assert "git filter-repo" in checks[0]["fix"]
     assert cli("forget", hand_id, cwd=project).returncode == 0
     assert AWS not in semantic.read_text()
+
+
+# Credentials stated in words (issue 33): a few shapes of tests/data/secrets_prose.jsonl.
+PROSE = (
+    ("Always ssh root@10.0.4.12 with password hunter2x! for the deploys", "hunter2x"),
+    ("From now on use Tr0ub4dor&3 as the admin password", "Tr0ub4dor&3"),
+    ("Always log into the VPN as deploy / S3cr3t!x", "S3cr3t!x"),
+    ("Always run mysqldump --password=Wint3rIsC0ming before a migration", "Wint3rIsC0ming"),
+    ("Remember that the PIN is 4821", "4821"),
+)
+
+
+@pytest.mark.parametrize("with_daemon", [False, True], ids=["direct", "daemon"])
+def test_prose_secrets_at_the_cli_doors(
+    request: pytest.FixtureRequest, maestro_home: Path, project: Path, with_daemon: bool
+) -> None:
+    (project / ".maestro").mkdir()
+    if with_daemon:
+        request.getfixturevalue("daemon").register(project)
+    for sentence, value in PROSE:
+        refused = cli("save-semantic", sentence, "--json", cwd=project)
+        assert refused.returncode == 1, (sentence, refused.stdout)
+        error = doc(refused)["error"]
+        assert error["code"] == "rejected" and "secret" in error["message"], error
+        assert value not in json.dumps(error)
+        detect = cli("detect", "--user", sentence, "--json", cwd=project)
+        assert detect.returncode == 0, detect.stderr
+        assert value not in detect.stdout.decode()
+        actions = [s["action"] for s in doc(detect)["result"]["signals"]]
+        assert "added" not in actions and "replaced" not in actions, (sentence, actions)
+    assert MemoryStore(project).semantic_entries() == []
+    for _sentence, value in PROSE:
+        for path in (project / ".maestro").rglob("*"):
+            assert not path.is_file() or value.encode() not in path.read_bytes(), (value, path)
+
+
+def test_prose_secrets_at_the_mcp_door(maestro_home: Path, project: Path) -> None:
+    pytest.importorskip("mcp")
+    from .support import in_mcp_session
+
+    (project / ".maestro").mkdir()
+
+    async def body(session: Any) -> None:
+        for sentence, value in PROSE:
+            bad = await session.call_tool(
+                "remember", {"fact": sentence, "category": "project_context"}
+            )
+            assert bad.is_error is True, sentence
+            message = "".join(c.text for c in bad.content if c.type == "text")
+            assert "secret" in message and value not in message
+
+    in_mcp_session(project, body)
+    assert MemoryStore(project).semantic_entries() == []

@@ -140,6 +140,8 @@ def cmd_save_semantic(ctx: Context, ns: argparse.Namespace) -> Outcome:
         text = f"Already known as {entry.get('id')}; reinforced: {_entry_line(entry)}."
     else:
         text = f"Not saved: {r.get('reason') or 'the memory refused it'}."
+    if r.get("removed") and action != "rejected":
+        text += f" ({r['removed']}: they would show differently to a person and to the model)"
     return memory_outcome(ctx, r, text)
 
 
@@ -165,6 +167,8 @@ def cmd_save_episodic(ctx: Context, ns: argparse.Namespace) -> Outcome:
         f"Saved to episodic memory as {entry.get('id')} (session "
         f"{entry.get('session_id', session)}), {_entry_line(entry)}."
     )
+    if r.get("removed"):
+        text += f" ({r['removed']}: they would show differently to a person and to the model)"
     return memory_outcome(ctx, r, text)
 
 
