@@ -52,13 +52,18 @@ if TYPE_CHECKING:
         ContextReply,
         EntriesReply,
         EntryReply,
+        ForgetReply,
         HelloReply,
         LogReply,
+        MaintenanceReply,
         PingReply,
         ProjectsReply,
         RegisterReply,
+        SaveSemanticReply,
+        SearchReply,
         ShutdownReply,
         SignalsReply,
+        StatusReply,
         UnregisterReply,
     )
     from ..core.memory import Settings
@@ -113,8 +118,8 @@ class OpMethods:
     def ping(self) -> PingReply:
         return cast("PingReply", self.call("ping"))
 
-    def status(self) -> Result:
-        return self.call("status")
+    def status(self) -> StatusReply:
+        return cast("StatusReply", self.call("status"))
 
     def register(self, path: str | os.PathLike[str] | None = None) -> RegisterReply:
         target = self._project_path(path)
@@ -166,9 +171,9 @@ class OpMethods:
         confidence: float | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> SaveSemanticReply:
         args = _drop_none(fact=fact, category=category, confidence=confidence)
-        return self.call("save_semantic", args, project=project)
+        return cast("SaveSemanticReply", self.call("save_semantic", args, project=project))
 
     def save_episodic(
         self,
@@ -221,11 +226,11 @@ class OpMethods:
         decisions: Mapping[str, str] | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> MaintenanceReply:
         args: dict[str, Any] = {"dry_run": dry_run}
         if decisions is not None:
             args["decisions"] = dict(decisions)
-        return self.call("maintenance", args, project=project)
+        return cast("MaintenanceReply", self.call("maintenance", args, project=project))
 
     def end_session(
         self,
@@ -263,7 +268,7 @@ class OpMethods:
         match: str | None = None,
         dry_run: bool = False,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> ForgetReply:
         """Remove entries (by id, or every entry whose text contains ``match``) and every copy
         of their text from the memory files; ``dry_run`` lists what would go."""
         args: dict[str, Any] = {"dry_run": dry_run}
@@ -271,7 +276,7 @@ class OpMethods:
             args["entry_ids"] = list(entry_ids)
         if match is not None:
             args["match"] = match
-        return self.call("forget", args, project=project)
+        return cast("ForgetReply", self.call("forget", args, project=project))
 
     def entries(
         self, sector: str | None = None, *, project: str | os.PathLike[str] | None = None
@@ -287,10 +292,10 @@ class OpMethods:
         sector: str | None = None,
         *,
         project: str | os.PathLike[str] | None = None,
-    ) -> Result:
+    ) -> SearchReply:
         """Entries matching ``query``, best first: ``{"query", "results": [Entry + score]}``."""
         args = _drop_none(query=query, limit=limit, sector=sector)
-        return self.call("search", args, project=project)
+        return cast("SearchReply", self.call("search", args, project=project))
 
     def log(
         self,

@@ -257,7 +257,7 @@ def create_app(
         return endpoint
 
     def review(project: str, data: dict[str, Any]) -> dict[str, Any]:
-        return source.decide(project, data["id"], str(data.get("action", "")))
+        return dict(source.decide(project, data["id"], str(data.get("action", ""))))
 
     def forget(project: str, data: dict[str, Any]) -> dict[str, Any]:
         return source.forget(project, data["id"])

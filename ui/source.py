@@ -17,6 +17,7 @@ from typing import Any
 
 from ..client import Client
 from ..client.errors import MaestroError, RequestError
+from ..common.replies import MaintenanceReply
 from ..common.statefiles import journal_name
 from ..core.context import semantic_band
 from ..core.store import MemoryStore
@@ -169,7 +170,7 @@ class Source:
         return repr((sig, journal))
 
     # -- writes (the CLI's ops) -----------------------------------------------------------------
-    def decide(self, project: str, entry_id: str, action: str) -> dict[str, Any]:
+    def decide(self, project: str, entry_id: str, action: str) -> MaintenanceReply:
         # The core checks the action and that the entry is flagged (one copy of that rule).
         return self.client.maintenance(decisions={entry_id: action}, project=project)
 

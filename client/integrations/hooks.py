@@ -180,11 +180,6 @@ def log_reason(event: str, reason: str, *, screen: bool = True, tool: str = "cla
     try:
         path = log_path()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            if path.stat().st_size > LOG_ROTATE_BYTES:
-                os.replace(path, path.with_name(LOG_NAME + ".1"))
-        except FileNotFoundError:
-            pass
         if screen:
             from ...core.secrets import redact  # loads only when a hook has something to log
 
@@ -193,14 +188,42 @@ def log_reason(event: str, reason: str, *, screen: bool = True, tool: str = "cla
 
         stamp = dt.datetime.now().astimezone().isoformat(timespec="milliseconds")
         line = " ".join(f"{stamp} pid={os.getpid()} {tool} {event}: {reason}".split())
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        fd = os.open(path, flags, 0o600)
-        try:
-            os.write(fd, (line + "\n").encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
+        append_rotating(path, (line + "\n").encode("utf-8", "replace"), LOG_ROTATE_BYTES)
     except Exception:  # logging must never make a hook fail
         pass
+
+
+def append_rotating(path: Path, data: bytes, limit: int) -> None:
+    """Append ``data`` to the log at ``path``; a log over ``limit`` bytes is first renamed to
+    ``<name>.1`` (the one older generation kept).
+
+    Hooks run concurrently, so the check and the rename happen under an exclusive ``flock`` on
+    the open log itself, and a log renamed by another hook while this one waited for the lock
+    is let go for the file now at ``path``: two hooks never both rotate (which renamed a fresh,
+    nearly empty log over the ``.1`` just made), and no line lands in a file already rotated.
+    The log is never opened through a symbolic link.
+    """
+    import fcntl
+
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+    for _ in range(8):  # another hook rotating under us each time: a bounded number of tries
+        fd = os.open(path, flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                current = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # rotated away while we waited: open the new one
+            if (current.st_dev, current.st_ino) != (held.st_dev, held.st_ino):
+                continue
+            if held.st_size > limit:
+                os.replace(path, path.with_name(path.name + ".1"))
+                continue  # the next turn creates the new log (and locks it)
+            os.write(fd, data)
+            return
+        finally:
+            os.close(fd)  # also releases the lock
 
 
 # -------------------------------------------------------------------------------------------

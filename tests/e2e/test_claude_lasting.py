@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from maestrod_testkit import wait_for
 
 from maestro_memory.core import MemoryStore
 from maestro_memory.core.context import EPISODIC, INSTRUCTIONS, SEMANTIC
@@ -40,6 +41,7 @@ TASKS = (
 )
 CLOCKED_DAEMON = Path(__file__).resolve().parent / "clocked_maestrod.py"
 WAVE = 4  # sessions started together in the 40-session test (parallel agents, as people run)
+SETTLED = 60.0  # seconds for the daemon to write a session's note after acknowledging its end
 
 Daemon = Callable[..., object]
 
@@ -76,6 +78,20 @@ def semantic(project: Path, needle: str) -> Entry:
 
 def episodic(project: Path) -> list[Entry]:
     return MemoryStore(project).read().episodic_entries()
+
+
+def episodic_once(project: Path, ready: Callable[[list[Entry]], bool], what: str) -> list[Entry]:
+    """The episodic entries as soon as ``ready`` holds of them. The session-end hook hands the
+    note to the daemon (``end_session``: acknowledged at once, written by its writer after),
+    so ``claude -p`` returns before the note is on disk; on a loaded machine, well before."""
+    seen: list[list[Entry]] = [[]]
+
+    def check() -> bool:
+        seen[0] = episodic(project)
+        return ready(seen[0])
+
+    wait_for(check, SETTLED, message=what)
+    return seen[0]
 
 
 def sessions(project: Path) -> list[str]:
@@ -235,7 +251,7 @@ def test_a_sessions_task_and_files_are_recent_context_in_the_next_request(
     )
     claude.run("Fix the login form validation FIX-LOGIN", "--permission-mode", "acceptEdits")
     assert target.exists()
-    notes = episodic(project)
+    notes = episodic_once(project, lambda ns: len(ns) >= 1, "the session's note")
     assert len(notes) == 1, notes
     assert "Fix the login form validation" in notes[0].text
 
@@ -266,12 +282,15 @@ def test_resumes_are_the_same_session_for_decay_and_episodic_memory(
     assert semantic(project, "linter").confidence == pytest.approx(1.0 - STEP)
     resumed = claude.run("Add pagination to the orders list.", "--resume", SESSION)
     continued = claude.run("Document the CLI flags.", "--continue")
+    last_task = "Document the CLI flags"
+    notes = episodic_once(
+        project, lambda ns: any(last_task in n.text for n in ns), "the last end's note"
+    )
 
     # SessionStart(resume) came with the same id: not a new session, no second decay.
     assert semantic(project, "linter").confidence == pytest.approx(1.0 - STEP)
     assert sessions(project)[1:] == [SESSION]
     # One episodic note for the session, updated by each end, holding the later tasks too.
-    notes = episodic(project)
     assert [n.session_id for n in notes] == [SESSION], notes
     assert "Fix the login form validation" in notes[0].text
     assert "Document the CLI flags" in notes[0].text
@@ -299,11 +318,12 @@ def test_clear_starts_a_new_session_that_does_not_age_memory_or_add_a_note(
     assert len(counted) == 2 and counted[0] == SESSION
     assert semantic(project, "linter").confidence == aged
     # The cleared session had no prompt: no note; the first session's note is there once.
-    assert [n.session_id for n in episodic(project)] == [SESSION]
+    notes = episodic_once(project, lambda ns: len(ns) >= 1, "the first session's note")
+    assert [n.session_id for n in notes] == [SESSION]
 
     after = claude.run("Speed up the search endpoint.")
     assert semantic(project, "linter").confidence == aged
     assert any(LINT in b for b in after.memory())
     recent = section(first_block(after.model_requests, after), EPISODIC)
     assert any("Fix the login form validation" in line for line in recent), recent
-    assert len(episodic(project)) == 2
+    episodic_once(project, lambda ns: len(ns) == 2, "the second session's note")

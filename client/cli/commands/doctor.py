@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ....common import layout
 from ...errors import DaemonTimeout, MaestroError
@@ -20,6 +20,9 @@ from .base import (
     _dict,
     command,
 )
+
+if TYPE_CHECKING:
+    from ....common.replies import StatusReply
 
 
 @dataclass
@@ -105,7 +108,7 @@ def _executable(doctor: _Doctor) -> None:
         doctor.add("maestrod", "ok", str(found))
 
 
-def _daemon(doctor: _Doctor) -> dict[str, Any] | None:
+def _daemon(doctor: _Doctor) -> StatusReply | None:
     client = doctor.ctx.client()
     if not client.daemon_running():
         doctor.add(
@@ -165,7 +168,7 @@ def _service(doctor: _Doctor) -> None:
         doctor.add("service", "ok", f"installed: {target}")
 
 
-def _watcher_limits(doctor: _Doctor, st: dict[str, Any] | None) -> None:
+def _watcher_limits(doctor: _Doctor, st: StatusReply | None) -> None:
     if not sys.platform.startswith("linux"):
         return
     base = "/proc/sys/fs/inotify/"
@@ -190,7 +193,7 @@ def _watcher_limits(doctor: _Doctor, st: dict[str, Any] | None) -> None:
     )
     polling = [
         path
-        for path, p in _dict((st or {}).get("projects")).items()
+        for path, p in _dict(st["projects"] if st else None).items()
         if "poll" in str(_dict(p).get("watcher", "")).lower()
     ]
     detail = ", ".join(f"{k} = {v}" for k, v in values.items())
@@ -211,7 +214,7 @@ def _watcher_limits(doctor: _Doctor, st: dict[str, Any] | None) -> None:
 
 
 # -- the projects: the registered ones, this one's files, the agent tools' own memories -------
-def _projects(doctor: _Doctor, st: dict[str, Any] | None) -> None:
+def _projects(doctor: _Doctor, st: StatusReply | None) -> None:
     if st is None:
         doctor.add(
             "projects",
@@ -248,7 +251,7 @@ def _projects(doctor: _Doctor, st: dict[str, Any] | None) -> None:
         )
 
 
-def _tool_memories(doctor: _Doctor, st: dict[str, Any] | None) -> None:
+def _tool_memories(doctor: _Doctor, st: StatusReply | None) -> None:
     """Where each agent tool keeps its own memory for this project (``maestroctl import``
     and the daemon's watcher read them; ``[import]`` in config.toml moves or turns them
     off), and who takes them in: the daemon as they change, or the session-start hook."""

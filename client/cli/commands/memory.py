@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....common.agents import AGENTS
 from ...errors import DaemonNotRunning, MaestroError
@@ -27,6 +27,9 @@ from .base import (
     memory_outcome,
 )
 from .projects import _project_paths
+
+if TYPE_CHECKING:
+    from ....common.replies import MaintenanceReply, ProposalInfo
 
 
 # -- memory ------------------------------------------------------------------------------------
@@ -214,7 +217,7 @@ def cmd_reinforce(ctx: Context, ns: argparse.Namespace) -> Outcome:
     )
 
 
-def _maintenance_text(report: dict[str, Any], project: str) -> str:
+def _maintenance_text(report: MaintenanceReply, project: str) -> str:
     where = out.home_relative(project)
     proposals = report.get("proposals") or []
     if report.get("dry_run"):
@@ -243,7 +246,7 @@ def _maintenance_text(report: dict[str, Any], project: str) -> str:
     return "\n".join(lines)
 
 
-def _proposal_table(proposals: list[dict[str, Any]]) -> str:
+def _proposal_table(proposals: list[ProposalInfo]) -> str:
     rows = []
     for p in proposals:
         e = p.get("entry") or {}
@@ -360,8 +363,8 @@ def cmd_review(ctx: Context, ns: argparse.Namespace) -> Outcome:
     if action not in DECISIONS:
         raise UsageProblem(f"ACTION must be one of {', '.join(DECISIONS)}, got {action!r}")
     report = client.maintenance(decisions={entry_id: action})
-    applied = (report.get("applied") or [{}])[0]
-    entry = applied.get("entry") or {}
+    applied = report["applied"]
+    entry = applied[0]["entry"] if applied else {}
     text = f'{_PAST[action]} {entry.get("id", entry_id)}: "{entry.get("text", "")}".'
     if action == "rewrite" and report.get("log_lines"):
         text += "\n  " + str(report["log_lines"][0]).lstrip("-").strip()

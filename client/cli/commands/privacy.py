@@ -12,6 +12,7 @@ from .base import Context, Outcome, UsageProblem, command, memory_outcome
 
 if TYPE_CHECKING:
     from ....core.memory import Settings
+    from ....common.replies import ForgetReply
 
 GIT_HISTORY_HELP = (
     "if the files were committed, the value is still in git history: rewrite it with "
@@ -35,12 +36,12 @@ def _forget_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _listing(report: dict[str, Any]) -> str:
+def _listing(report: ForgetReply) -> str:
     rows = [[e.get("id"), e.get("sector"), e.get("text")] for e in report.get("forgotten") or []]
     return out.table(["ID", "SECTOR", "TEXT"], rows)
 
 
-def _confirmed(ctx: Context, preview: dict[str, Any], count: int) -> bool:
+def _confirmed(ctx: Context, preview: ForgetReply, count: int) -> bool:
     """Ask a person at a terminal; anything else (a script, --json) must pass --yes."""
     if ctx.json or not sys.stdin.isatty():
         return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....common import layout
 from .. import output as out
@@ -16,6 +16,9 @@ from .base import (
     _dict,
     command,
 )
+
+if TYPE_CHECKING:
+    from ....common.replies import StatusReply
 
 
 # -- status, paths, doctor ---------------------------------------------------------------------
@@ -34,7 +37,7 @@ def _maintenance_cell(last: dict[str, Any]) -> str:
     return f"{when} {outcome}"
 
 
-def _status_text(st: dict[str, Any]) -> str:
+def _status_text(st: StatusReply) -> str:
     process = _dict(st.get("process"))
     lines = [
         f"maestrod is running (pid {process.get('pid', '?')}, up "
