@@ -32,7 +32,7 @@ from .model import (
 from .related import may_relate
 from .secrets import redact, screen, strip_private
 from .shown import split_shown
-from .signals import detect_signals
+from .signals import DetectedSignal, detect_signals
 from .state import (
     SHOWN_PER_SESSION,
     SHOWN_SESSIONS,
@@ -293,13 +293,20 @@ def reinforce_referenced(
 def detect_semantic_signals(
     memory: MemoryState, user_message: object, assistant_response: object = ""
 ) -> list[Signal]:
+    """``read_signals`` then ``save_signals``: detection and the saves in one call."""
+    return save_signals(memory, read_signals(user_message, assistant_response))
+
+
+def read_signals(user_message: object, assistant_response: object = "") -> list[DetectedSignal]:
+    """The signals of one exchange, read from the text alone (no memory: pure, so the daemon
+    runs it off its writer thread; issue 36): what the memory injected and what the person
+    shows left out, ``<private>`` spans gone, facts that cannot be stored dropped."""
     if not isinstance(user_message, str):
         raise InputError(f"user_message must be a string, got {type(user_message).__name__}")
     if not isinstance(assistant_response, str):
         raise InputError(
             f"assistant_response must be a string, got {type(assistant_response).__name__}"
         )
-    out = []
     # Never learn from our own output: the injected memory and its wrappers go first.
     user_message = strip_injected(user_message)
     # Pasted is not said (issue 27): rules come from the person's words, never from what they
@@ -307,14 +314,23 @@ def detect_semantic_signals(
     user_message = split_shown(user_message).own
     user_message = strip_private(user_message)
     assistant_response = strip_private(assistant_response)
-    for found in detect_signals(user_message, assistant_response):
+    found: list[DetectedSignal] = []
+    for signal in detect_signals(user_message, assistant_response):
         try:
-            validate_fact(found.fact, name="fact")
+            validate_fact(signal.fact, name="fact")
         except InputError:
             # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
-            # no signal; raising here would leave the signals saved before it half-applied.
+            # no signal; raising in the saves would leave the ones before it half-applied.
             continue
-        result = save_semantic(memory, found.fact, found.category, found.confidence)
+        found.append(signal)
+    return found
+
+
+def save_signals(memory: MemoryState, found: Iterable[DetectedSignal]) -> list[Signal]:
+    """Save what ``read_signals`` found, each as the person's own standing instruction."""
+    out = []
+    for signal in found:
+        result = save_semantic(memory, signal.fact, signal.category, signal.confidence)
         if result.entry is not None and result.entry.confidence > 0.0:
             # Stated by the person in their own prompt: their standing instruction.
             _, block = memory.find(result.entry.id)
@@ -323,9 +339,9 @@ def detect_semantic_signals(
             result.entry.source = "user"
         out.append(
             Signal(
-                fact=redact(found.fact),  # a rejected fact is shown without its secret
-                category=found.category,
-                confidence=found.confidence,
+                fact=redact(signal.fact),  # a rejected fact is shown without its secret
+                category=signal.category,
+                confidence=signal.confidence,
                 action=result.action,
                 entry_id=result.entry.id if result.entry else None,
             )
