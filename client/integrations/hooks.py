@@ -64,6 +64,16 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ...common import layout
 from ...common.agents import AGENTS
+from ...common.hookio import (
+    DEFAULT_MAX_TOKENS,
+    PROMPT_MAX_TOKENS,
+    ContextRefused,
+    hook_output,
+    prompt_output,
+    remembered,
+    reply_context,
+    start_limit,
+)
 from ...common.layout import find_project
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
 
@@ -73,18 +83,6 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
 TOOLS: tuple[str, ...] = tuple(sorted(AGENTS))  # the agents, in hook/integrate order
-HOOK_EVENT_NAMES: dict[str, str] = {
-    "session-start": "SessionStart",
-    "user-prompt": "UserPromptSubmit",
-    "session-end": "SessionEnd",
-    "stop": "Stop",
-}
-# Each tool's own name for our events (what its hookSpecificOutput.hookEventName must say).
-TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
-    "claude": HOOK_EVENT_NAMES,
-    "codex": HOOK_EVENT_NAMES,
-    "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
-}
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
@@ -115,10 +113,7 @@ def _scaled(seconds: float) -> float:
 
 
 MAX_STDIN = 1 << 20
-DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
-REMEMBERED_LIMIT = 200
-PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
 PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
 LOG_NAME = "hooks.log"
 LOG_ROTATE_BYTES = 1 << 20
@@ -141,21 +136,11 @@ def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
 
 
 def _reply_context(result: Mapping[str, object], budget: int) -> str:
-    """The context block of a ``build_context`` reply, or "" when there is none.
-
-    Its size is the reply's ``tokens``, which the core counted (``core.text.estimate_tokens``)
-    in the daemon or in direct mode alike: the hook checks it against ``budget`` without loading
-    the core to count again. A block over the budget, or a reply without a count, is refused.
-    """
-    context = result.get("context")
-    if not isinstance(context, str) or not context:
-        return ""
-    tokens = result.get("tokens")
-    if isinstance(tokens, bool) or not isinstance(tokens, int):
-        raise _Skip(f"the context reply has no token count ({tokens!r}); not shown")
-    if tokens > budget:
-        raise _Skip(f"context of {tokens} tokens exceeds the budget {budget}")
-    return context
+    """``hookio.reply_context``: a refused block is a reason worth logging (``_Skip``)."""
+    try:
+        return reply_context(result, budget)
+    except ContextRefused as exc:
+        raise _Skip(str(exc)) from None
 
 
 # -------------------------------------------------------------------------------------------
@@ -346,16 +331,7 @@ def _text(data: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _hook_output(tool: str, event: str, context: str) -> str:
-    return json.dumps(
-        {
-            "hookSpecificOutput": {
-                "hookEventName": TOOL_EVENT_NAMES[tool][event],
-                "additionalContext": context,
-            }
-        },
-        ensure_ascii=False,
-    )
+_hook_output = hook_output
 
 
 IMPORT_RESERVE = 0.35  # seconds of the deadline a direct-mode import leaves for the context
@@ -417,19 +393,8 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
     # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
-    result = memory.call(lambda c: c.detect_signals(prompt))
-    facts = [
-        " ".join(str(s.get("fact", "")).split())
-        for s in result.get("signals", [])
-        if isinstance(s, dict) and s.get("action") in ("added", "replaced")
-    ]
-    facts = [f for f in facts if f]
-    out: dict[str, Any] = {}
-    if facts:  # shown to the person, so capture is never silent
-        line = "Remembered: " + "; ".join(facts)
-        if len(line) > REMEMBERED_LIMIT:
-            line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
-        out["systemMessage"] = line
+    line = remembered(memory.call(lambda c: c.detect_signals(prompt)))
+    context = ""
     session_id = _text(data, "session_id")
     if session_id is not None and memory.run.elapsed() > _scaled(PROMPT_BUILD_UNTIL):
         memory.run.log("no time left for the prompt's context; only capture reported")
@@ -449,13 +414,7 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
             context = _reply_context(built, limit)
         except _Skip as exc:  # the capture above still stands: report it, skip the block
             memory.run.log(str(exc))
-            context = ""
-        if context:
-            out["hookSpecificOutput"] = {
-                "hookEventName": TOOL_EVENT_NAMES[memory.tool]["user-prompt"],
-                "additionalContext": context,
-            }
-    return json.dumps(out, ensure_ascii=False) if out else ""
+    return prompt_output(memory.tool, line, context)
 
 
 def _session_note(memory: _HookClient, session_id: str | None, path: str | None) -> None:
@@ -602,7 +561,6 @@ OUT_OF_DATE = (
     " it may be out of date.)"
 )
 NOT_LOADED = "Project memory could not be loaded this time ({why})."
-MARK_RESERVE = 40  # tokens of a session start's budget kept for the out-of-date line
 
 
 def _tokens(text: str) -> int:
@@ -611,9 +569,7 @@ def _tokens(text: str) -> int:
     return -(-len(text) // 4)
 
 
-def _start_limit(budget: int) -> int:
-    """The session start's block: its budget less ``MARK_RESERVE``, unless that is most of it."""
-    return budget - MARK_RESERVE if budget > 2 * MARK_RESERVE else budget
+_start_limit = start_limit
 
 
 def _last_block_path(project: Path) -> Path:
