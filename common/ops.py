@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from ..core import saving
 from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import (
     Entry,
@@ -31,6 +32,7 @@ from ..core.model import (
     RejectedError,
 )
 from ..core.saving import hidden_removed
+from ..core.signals import DetectedSignal
 from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
 from . import layout, worktree
@@ -239,14 +241,21 @@ def op_save_session_note(backend: Backend, project: Path, args: Args) -> dict[st
 
 @memory_op("detect_signals", "user_message", "assistant_response")
 def op_detect_signals(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    found = read_signals(args)
+    return core_errors(lambda: backend.write(project, "detect_signals", saved_signals(found)))
+
+
+def read_signals(args: Args) -> list[DetectedSignal]:
+    """``detect_signals``'s first half, the text alone (``core.saving.read_signals``): no
+    memory, so the daemon runs it off its writer thread; ``saved_signals`` is the second."""
     user = req_str(args, "user_message")
     assistant = opt_str(args, "assistant_response") or ""
-    signals = core_errors(
-        lambda: backend.write(
-            project, "detect_signals", lambda m: m.detect_semantic_signals(user, assistant)
-        )
-    )
-    return {"signals": [s.to_dict() for s in signals]}
+    return core_errors(lambda: saving.read_signals(user, assistant))
+
+
+def saved_signals(found: list[DetectedSignal]) -> Callable[[Memory], dict[str, Any]]:
+    """``detect_signals``'s second half: the transaction's step that saves ``found``."""
+    return lambda m: {"signals": [s.to_dict() for s in m.save_signals(found)]}
 
 
 @memory_op("reinforce", "entry_id", "confirmed")

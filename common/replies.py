@@ -80,6 +80,7 @@ class SaveSemanticReply(TypedDict):
     replaced: dict[str, Any] | None
     reason: str
     screened: bool
+    removed: NotRequired[str]  # the hidden characters taken out of the fact, when any
 
 
 class ProposalInfo(TypedDict):

@@ -35,6 +35,7 @@ from .model import (
     Signal,
     SweepReport,
 )
+from .signals import DetectedSignal
 from .state import (
     FILES,
     SHOWN_SESSIONS,
@@ -99,6 +100,9 @@ class Memory(MemoryState):
         self, user_message: object, assistant_response: object = ""
     ) -> list[Signal]:
         return saving.detect_semantic_signals(self, user_message, assistant_response)
+
+    def save_signals(self, found: Iterable[DetectedSignal]) -> list[Signal]:
+        return saving.save_signals(self, found)
 
     def import_notes(
         self,

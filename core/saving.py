@@ -306,15 +306,28 @@ def reinforce_referenced(
 def detect_semantic_signals(
     memory: MemoryState, user_message: object, assistant_response: object = ""
 ) -> list[Signal]:
+    """``read_signals`` then ``save_signals``: detection and the saves in one call."""
+    return save_signals(memory, read_signals(user_message, assistant_response))
+
+
+def read_signals(user_message: object, assistant_response: object = "") -> list[DetectedSignal]:
+    """The signals of one exchange, read from the text alone (no memory: pure, so the daemon
+    runs it off its writer thread; issue 36): what the memory injected and what the person
+    shows left out, ``<private>`` spans gone, facts that cannot be stored dropped."""
     if not isinstance(user_message, str):
         raise InputError(f"user_message must be a string, got {type(user_message).__name__}")
     if not isinstance(assistant_response, str):
         raise InputError(
             f"assistant_response must be a string, got {type(assistant_response).__name__}"
         )
+    return stated_signals(user_message, assistant_response)
+
+
+def save_signals(memory: MemoryState, found: Iterable[DetectedSignal]) -> list[Signal]:
+    """Save what ``read_signals`` found, each as the person's own standing instruction."""
     out = []
-    for found in stated_signals(user_message, assistant_response):
-        result = save_semantic(memory, found.fact, found.category, found.confidence)
+    for signal in found:
+        result = save_semantic(memory, signal.fact, signal.category, signal.confidence)
         if result.entry is not None and result.entry.confidence > 0.0:
             # Stated by the person in their own prompt: their standing instruction.
             _, block = memory.find(result.entry.id)
@@ -323,9 +336,9 @@ def detect_semantic_signals(
             result.entry.source = "user"
         out.append(
             Signal(
-                fact=redact(found.fact),  # a rejected fact is shown without its secret
-                category=found.category,
-                confidence=found.confidence,
+                fact=redact(signal.fact),  # a rejected fact is shown without its secret
+                category=signal.category,
+                confidence=signal.confidence,
                 action=result.action,
                 entry_id=result.entry.id if result.entry else None,
                 reason=result.reason if result.action == "rejected" else None,

@@ -249,6 +249,9 @@ class MemoryState:
         # appended here (``reached``): the daemon's journal learns what one request changed
         # without comparing the whole memory before and after it. None: nobody collects.
         self.touched: list[EntryBlock] | None = None
+        # The values the last view read from each block (``_entries``): reused while the block
+        # is the same object with the same lines, clean, under the same evidence findings.
+        self._seen: dict[str, dict[int, tuple[EntryBlock, list[str], object, Entry]]] = {}
         for b in semantic.entries():
             if not b.meta:  # no mm comment at all: a line a person typed
                 b.meta["by"] = "hand"  # kept when the line is first rewritten
@@ -350,10 +353,42 @@ class MemoryState:
         )
 
     def semantic_entries(self) -> list[Entry]:
-        return [self.entry(b, "semantic") for b in self.docs["semantic"].entries()]
+        return self._entries("semantic")
 
     def episodic_entries(self) -> list[Entry]:
-        return [self.entry(b, "episodic") for b in self.docs["episodic"].entries()]
+        return self._entries("episodic")
+
+    def _entries(self, sector: Sector) -> list[Entry]:
+        """``entry`` of each block of ``sector``'s document, an unchanged block's value reused:
+        the daemon rebuilds the read view after every commit, which then costs O(changes)
+        (issue 36). A block is unchanged while it is the same object holding the same
+        ``lines`` list (a commit renders a changed block into a new one), not ``dirty``, and
+        the evidence ledger's findings that could name it are the same."""
+        ledger = self.state.evidence
+        stamp: object = None
+        if sector == "semantic" and ledger.missing:
+            kept = tuple(sorted((k, tuple(v)) for k, v in ledger.kept.items()))
+            stamp = (tuple(sorted(ledger.missing.items())), kept, ledger.root)
+        seen = self._seen.get(sector, {})
+        fresh: dict[int, tuple[EntryBlock, list[str], object, Entry]] = {}
+        out: list[Entry] = []
+        for b in self.docs[sector].entries():
+            hit = seen.get(id(b))
+            if (
+                hit is not None
+                and not b.dirty
+                and hit[0] is b
+                and hit[1] is b.lines
+                and hit[2] == stamp
+            ):
+                value = hit[3]
+            else:
+                value = self.entry(b, sector)
+            if not b.dirty:
+                fresh[id(b)] = (b, b.lines, stamp, value)
+            out.append(value)
+        self._seen[sector] = fresh
+        return out
 
     def archived_entries(self) -> list[Entry]:
         out = []

@@ -27,7 +27,9 @@ from ..common.ops import (
     dispatch_memory_op,
     opt_int,
     opt_str,
+    read_signals,
     resolve_project,
+    saved_signals,
     session_note,
 )
 from ..common.protocol import (
@@ -159,7 +161,44 @@ class CacheBackend:
             )
 
 
+def _detect_signals(call: Call) -> None:
+    """``detect_signals``: the prompt is read (``ops.read_signals``: what the memory injected
+    and what the person shows left out, then the detector) on an analysis thread, and only the
+    saves it found run in the writer's transaction (``ops.saved_signals``): the writer never
+    waits for a prompt's analysis (issue 36). Same reply, same errors as the direct path."""
+    assert call.project is not None
+    args = dict(call.args)
+    job = MemoryJob(call.project, "detect_signals", args, call.request.pid)
+    job.reply_to = call.reply_to()
+
+    def prepare() -> None:
+        try:
+            job.apply = saved_signals(read_signals(args))
+        except OpError as exc:
+            job.apply = _fails(exc)
+
+    try:
+        call.services.writer.submit_prepared(job, prepare)
+    except Closed as exc:
+        raise OpError(SHUTTING_DOWN, str(exc)) from exc
+
+
+def _fails(exc: OpError) -> Callable[[Memory], dict[str, Any]]:
+    """A transaction step that fails its request with ``exc`` (and changes nothing)."""
+
+    def step(memory: Memory) -> dict[str, Any]:
+        raise exc
+
+    return step
+
+
+# The memory ops whose daemon handler does part of the work off the writer thread.
+PREPARED_OPS: dict[str, Callable[[Call], None]] = {"detect_signals": _detect_signals}
+
+
 def _memory_spec(spec: OpSpec) -> DaemonOpSpec:
+    if spec.name in PREPARED_OPS:
+        return DaemonOpSpec(spec.name, PREPARED_OPS[spec.name], spec.args, True)
     if spec.name in READ_OPS:
 
         def handler(call: Call) -> dict[str, Any] | None:
@@ -282,34 +321,47 @@ def op_end_session(call: Call) -> dict[str, Any]:
     if transcript is not None and not os.path.isabs(transcript):
         raise OpError(BAD_REQUEST, "'transcript_path' must be an absolute path")
     writer = call.services.writer
+    notes: list[str] = []
+
+    def distil() -> None:  # on an analysis thread: the writer never waits for a digest
+        note = _session_note(project, session_id, transcript)
+        if note is not None:
+            notes.append(note)
 
     def end() -> dict[str, Any]:
-        _end_session(writer, project, session_id, transcript, call.request.pid)
+        _end_session(writer, project, session_id, notes[0] if notes else None, call.request.pid)
         return {}
 
-    try:
-        writer.submit(TaskJob("end_session", end))  # no reply_to: the reply is this one
+    try:  # no reply_to: the reply is this one
+        writer.submit_prepared(TaskJob("end_session", end), distil)
     except Closed as exc:
         raise OpError(SHUTTING_DOWN, str(exc)) from exc
     return {"queued": True, "session_id": session_id}
+
+
+def _session_note(project: Path, session_id: str | None, transcript: str | None) -> str | None:
+    """The session's note from its transcript (``ops.session_note``, read for at most
+    ``TRANSCRIPT_BUDGET``), or None; an unreadable transcript is logged."""
+    if session_id is None or transcript is None:
+        return None
+    until = time.monotonic() + TRANSCRIPT_BUDGET
+    try:
+        return session_note(project, transcript, lambda: time.monotonic() > until)
+    except OSError as exc:
+        log.warning(
+            "end_session %s: no session note: cannot read the transcript (%s)", project, exc
+        )
+        return None
 
 
 def _end_session(
     writer: Writer,
     project: Path,
     session_id: str | None,
-    transcript: str | None,
+    note: str | None,
     pid: int | None,
 ) -> None:
-    note = None
-    if session_id is not None and transcript is not None:
-        until = time.monotonic() + TRANSCRIPT_BUDGET
-        try:
-            note = session_note(project, transcript, lambda: time.monotonic() > until)
-        except OSError as exc:
-            log.warning(
-                "end_session %s: no session note: cannot read the transcript (%s)", project, exc
-            )
+    """On the writer: the note saved, then the maintenance, each its own transaction."""
     jobs = [MemoryJob(project, "maintenance", {}, pid)]
     if note is not None:
         args = {"note": note, "session_id": session_id}

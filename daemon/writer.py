@@ -31,7 +31,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from .cache import ReadCache
 log = logging.getLogger("maestrod")
 
 MAX_BATCH = 512
+ANALYSIS_THREADS = 2  # readying jobs off the writer: a long digest does not hold up a prompt
 DRAINED = b"drained"
 
 
@@ -141,6 +142,8 @@ class WriteQueue:
         self._items: deque[Job] = deque()
         self._cond = threading.Condition()
         self._closed = False
+        self._abandoned = False
+        self._preparing = 0  # jobs being prepared off the writer thread (``reserve``)
         self._checks: set[Path] = set()
 
     def put(self, job: Job) -> None:
@@ -154,10 +157,27 @@ class WriteQueue:
             self._items.append(job)
             self._cond.notify()
 
-    def take(self) -> Job | None:
-        """The next job; None once closed and empty."""
+    def reserve(self) -> None:
+        """A place for a job still being prepared (``put_prepared`` fills it): the queue
+        does not end while one is held, so a job accepted before a shutdown is still run."""
         with self._cond:
-            while not self._items and not self._closed:
+            if self._closed:
+                raise Closed("the daemon is shutting down")
+            self._preparing += 1
+
+    def put_prepared(self, job: Job) -> None:
+        """Queue the job of a ``reserve`` (accepted even while closing; not once abandoned)."""
+        with self._cond:
+            if self._abandoned:  # (its count went with the abandon)
+                raise Closed("the daemon stopped before this request was prepared")
+            self._preparing -= 1
+            self._items.append(job)
+            self._cond.notify()
+
+    def take(self) -> Job | None:
+        """The next job; None once closed, empty and with nothing being prepared."""
+        with self._cond:
+            while not self._items and (not self._closed or self._preparing):
                 self._cond.wait()
             if not self._items:
                 return None
@@ -187,7 +207,8 @@ class WriteQueue:
         """Close and take every job not yet started (the shutdown budget ran out): the
         caller answers them; the writer will not run them."""
         with self._cond:
-            self._closed = True
+            self._closed = self._abandoned = True
+            self._preparing = 0
             left = list(self._items)
             self._items.clear()
             self._checks.clear()
@@ -411,6 +432,8 @@ class Writer:
         # Counters for status (written by the writer thread only).
         self.stats = {"transactions": 0, "requests": 0, "commits": 0, "failed_commits": 0}
         self._thread = threading.Thread(target=self._run, name="writer", daemon=True)
+        # Where ``submit_prepared`` jobs are readied: its threads start on the first one.
+        self._analysis = ThreadPoolExecutor(ANALYSIS_THREADS, thread_name_prefix="analysis")
 
     # -- the thread ------------------------------------------------------------------------
     def start(self) -> None:
@@ -435,6 +458,25 @@ class Writer:
         job.future = future
         self.queue.put(job)
         return future
+
+    def submit_prepared(self, job: Job, prepare: Callable[[], None]) -> None:
+        """Queue ``job`` once ``prepare`` has readied it on an analysis thread, never on the
+        writer (a prompt's detection, a transcript's digest: the work that reads no memory;
+        issue 36), so the writer only classifies and commits. ``prepare`` leaves what it
+        cannot do for the job to report; should it raise anyway, that is logged and the job
+        still runs. Accepted before a shutdown, the job is run by the drain (``reserve``)."""
+        self.queue.reserve()
+        self._analysis.submit(self._prepared, job, prepare)
+
+    def _prepared(self, job: Job, prepare: Callable[[], None]) -> None:
+        try:
+            prepare()
+        except Exception:
+            log.exception("preparing %s failed", _job_name(job))
+        try:
+            self.queue.put_prepared(job)
+        except Closed:  # the drain was abandoned (a stuck writer): nothing more can be done
+            log.error("%s not run: the daemon stopped before it was prepared", _job_name(job))
 
     def run_now(self, job: MemoryJob) -> JobOutcome:
         """Run ``job`` at once, in its own transaction, from a ``TaskJob`` (writer thread
@@ -672,6 +714,12 @@ class Writer:
         tracked.memory, tracked.signature, tracked.hashes = None, None, {}
         with contextlib.suppress(Exception):
             self.attach(project)
+
+
+def _job_name(job: Job) -> str:
+    if isinstance(job, TaskJob):
+        return job.name
+    return f"{job.op if isinstance(job, MemoryJob) else 'check'} for {job.project}"
 
 
 def _forget_texts(memory: Memory, args: Args) -> list[str]:

@@ -64,6 +64,17 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ...common import layout
 from ...common.agents import AGENTS
+from ...common.hookio import (
+    DEFAULT_MAX_TOKENS,
+    PROMPT_MAX_TOKENS,
+    ContextRefused,
+    cut,
+    hook_output,
+    prompt_output,
+    remembered,
+    reply_context,
+    start_limit,
+)
 from ...common.layout import canonical_project, find_project
 from ...common.paths import UnsafeHome
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
@@ -74,18 +85,6 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
 TOOLS: tuple[str, ...] = tuple(sorted(AGENTS))  # the agents, in hook/integrate order
-HOOK_EVENT_NAMES: dict[str, str] = {
-    "session-start": "SessionStart",
-    "user-prompt": "UserPromptSubmit",
-    "session-end": "SessionEnd",
-    "stop": "Stop",
-}
-# Each tool's own name for our events (what its hookSpecificOutput.hookEventName must say).
-TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
-    "claude": HOOK_EVENT_NAMES,
-    "codex": HOOK_EVENT_NAMES,
-    "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
-}
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
@@ -116,13 +115,10 @@ def _scaled(seconds: float) -> float:
 
 
 MAX_STDIN = 1 << 20
-DEFAULT_MAX_TOKENS = 500
 MAX_TOKENS_ENV = "MAESTRO_HOOK_MAX_TOKENS"
-REMEMBERED_LIMIT = 200
 # Seconds before the deadline a write stops waiting for a busy project lock, so the prompt
 # hook can still say what it could not remember.
 NOTICE_RESERVE = 0.15
-PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
 PROMPT_BUILD_UNTIL = 0.5  # seconds after the hook starts: later, skip the prompt's block
 LOG_NAME = "hooks.log"
 LOG_ROTATE_BYTES = 1 << 20
@@ -145,21 +141,11 @@ def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
 
 
 def _reply_context(result: Mapping[str, object], budget: int) -> str:
-    """The context block of a ``build_context`` reply, or "" when there is none.
-
-    Its size is the reply's ``tokens``, which the core counted (``core.text.estimate_tokens``)
-    in the daemon or in direct mode alike: the hook checks it against ``budget`` without loading
-    the core to count again. A block over the budget, or a reply without a count, is refused.
-    """
-    context = result.get("context")
-    if not isinstance(context, str) or not context:
-        return ""
-    tokens = result.get("tokens")
-    if isinstance(tokens, bool) or not isinstance(tokens, int):
-        raise _Skip(f"the context reply has no token count ({tokens!r}); not shown")
-    if tokens > budget:
-        raise _Skip(f"context of {tokens} tokens exceeds the budget {budget}")
-    return context
+    """``hookio.reply_context``: a refused block is a reason worth logging (``_Skip``)."""
+    try:
+        return reply_context(result, budget)
+    except ContextRefused as exc:
+        raise _Skip(str(exc)) from None
 
 
 # -------------------------------------------------------------------------------------------
@@ -380,16 +366,7 @@ def _text(data: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _hook_output(tool: str, event: str, context: str) -> str:
-    return json.dumps(
-        {
-            "hookSpecificOutput": {
-                "hookEventName": TOOL_EVENT_NAMES[tool][event],
-                "additionalContext": context,
-            }
-        },
-        ensure_ascii=False,
-    )
+_hook_output = hook_output
 
 
 IMPORT_RESERVE = 0.35  # seconds of the deadline a direct-mode import leaves for the context
@@ -451,16 +428,13 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     # Gemini's BeforeAgent prompt starts with the session-start block (<hook_context>…): the
     # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
-    out: dict[str, Any] = {}
     try:
         result = memory.call(lambda c: c.detect_signals(prompt))
     except MaestroError as exc:  # the save failed: say so, if the prompt stated a rule
         memory.run.log(f"{type(exc).__name__}: {exc}")
-        line = _not_remembered(prompt, exc)
-        return json.dumps({"systemMessage": line}, ensure_ascii=False) if line else ""
-    line = _capture_line(result.get("signals", []))
-    if line:  # shown to the person, so capture is never silent (nor a refusal)
-        out["systemMessage"] = line
+        return prompt_output(memory.tool, _not_remembered(prompt, exc), "")
+    line = remembered(result)  # shown to the person: capture is never silent (nor a refusal)
+    context = ""
     session_id = _text(data, "session_id")
     if session_id is not None and memory.run.elapsed() > _scaled(PROMPT_BUILD_UNTIL):
         memory.run.log("no time left for the prompt's context; only capture reported")
@@ -480,32 +454,7 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
             context = _reply_context(built, limit)
         except (_Skip, MaestroError) as exc:  # the capture above still stands: report it
             memory.run.log(str(exc))
-            context = ""
-        if context:
-            out["hookSpecificOutput"] = {
-                "hookEventName": TOOL_EVENT_NAMES[memory.tool]["user-prompt"],
-                "additionalContext": context,
-            }
-    return json.dumps(out, ensure_ascii=False) if out else ""
-
-
-def _capture_line(signals: object) -> str:
-    """One line for the person: "Remembered: A; B", then "Not remembered (reason): C"."""
-    saved, refused = [], []
-    for s in signals if isinstance(signals, list) else []:
-        if not isinstance(s, dict):
-            continue
-        fact = " ".join(str(s.get("fact", "")).split())  # a refused fact comes redacted
-        if fact and s.get("action") in ("added", "replaced"):
-            saved.append(fact)
-        elif fact and s.get("action") == "rejected":
-            why = str(s.get("reason") or "refused").split(";")[0]
-            refused.append(f"Not remembered ({why}): {fact}")
-    parts = (["Remembered: " + "; ".join(saved)] if saved else []) + refused
-    line = " — ".join(parts)
-    if len(line) > REMEMBERED_LIMIT:
-        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
-    return line
+    return prompt_output(memory.tool, line, context)
 
 
 def _why_not_saved(exc: MaestroError) -> str:
@@ -535,10 +484,7 @@ def _not_remembered(prompt: str, exc: MaestroError) -> str:
     facts = [redact(" ".join(f.fact.split())) for f in stated_signals(prompt)]
     if not facts:
         return ""
-    line = f"Not remembered ({_why_not_saved(exc)}): " + "; ".join(facts)
-    if len(line) > REMEMBERED_LIMIT:
-        line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
-    return line
+    return cut(f"Not remembered ({_why_not_saved(exc)}): " + "; ".join(facts))
 
 
 def _session_note(memory: _HookClient, session_id: str | None, path: str | None) -> None:
@@ -688,7 +634,6 @@ OUT_OF_DATE = (
     " it may be out of date.)"
 )
 NOT_LOADED = "Project memory could not be loaded this time ({why})."
-MARK_RESERVE = 40  # tokens of a session start's budget kept for the out-of-date line
 
 
 def _tokens(text: str) -> int:
@@ -697,9 +642,7 @@ def _tokens(text: str) -> int:
     return -(-len(text) // 4)
 
 
-def _start_limit(budget: int) -> int:
-    """The session start's block: its budget less ``MARK_RESERVE``, unless that is most of it."""
-    return budget - MARK_RESERVE if budget > 2 * MARK_RESERVE else budget
+_start_limit = start_limit
 
 
 def _last_block_path(project: Path) -> Path:

@@ -94,6 +94,7 @@ HOOK_MAY_LOAD = {
     "maestro_memory.common",
     "maestro_memory.common.agents",
     "maestro_memory.common.errors",
+    "maestro_memory.common.hookio",  # what a hook answers (json only)
     "maestro_memory.common.layout",
     "maestro_memory.common.paths",
     "maestro_memory.common.protocol",

@@ -140,3 +140,51 @@ def test_failed_commit_fails_the_batch_and_keeps_the_files(
     done = harness.writer.submit_future(harness.save("Written once the disk has room"))
     assert done.result(timeout=20).ok
     assert "Written once the disk has room" in harness.on_disk()
+
+
+# -- the writer never waits for analysis (issue 36) -------------------------------------------
+def test_the_writer_commits_while_a_job_is_being_prepared(harness: Harness) -> None:
+    import threading
+    from concurrent.futures import Future
+
+    release = threading.Event()
+    prepared = harness.save("Prepared off the writer thread")
+    prepared.future = Future()
+    where: list[str] = []
+
+    def prepare() -> None:
+        where.append(threading.current_thread().name)
+        assert release.wait(20)
+
+    harness.writer.start()
+    harness.writer.submit_prepared(prepared, prepare)
+    other = harness.writer.submit_future(harness.save("Committed in the meantime"))
+    assert other.result(timeout=20).ok  # the writer did not wait for the preparation
+    assert harness.on_disk() == ["Committed in the meantime"]
+    assert not prepared.future.done()
+    release.set()
+    assert prepared.future.result(timeout=20).ok
+    assert sorted(harness.on_disk()) == [
+        "Committed in the meantime",
+        "Prepared off the writer thread",
+    ]
+    assert where and where[0].startswith("analysis")
+
+
+def test_a_job_being_prepared_at_shutdown_is_still_run(harness: Harness) -> None:
+    import threading
+
+    release = threading.Event()
+    prepared = harness.save("Accepted before the shutdown")
+    harness.writer.start()
+    harness.writer.submit_prepared(prepared, lambda: release.wait(20) and None)
+    harness.writer.close()  # what a SIGTERM does: no new job, the queue drained
+    assert not harness.writer.join(0.2)  # still waiting for the job being prepared
+    release.set()
+    assert harness.writer.join(20)
+    assert harness.on_disk() == ["Accepted before the shutdown"]
+    assert harness.replies.recv() == DRAINED
+    harness.writer = Writer(  # the fixture's close() expects a writer to stop: a fresh one
+        harness.cache, harness.journal, Settings(), harness.context, "inproc://test-replies"
+    )
+    harness.writer.start()

@@ -11,8 +11,8 @@ from .. import output as out
 from .base import Context, Outcome, UsageProblem, command, memory_outcome
 
 if TYPE_CHECKING:
-    from ....core.memory import Settings
     from ....common.replies import ForgetReply
+    from ....core.memory import Settings
 
 GIT_HISTORY_HELP = (
     "if the files were committed, the value is still in git history: rewrite it with "
