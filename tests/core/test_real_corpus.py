@@ -20,12 +20,12 @@ from bench.labels import line_cases, pair_cases, read_labels, shared_corpus
 
 # What the rules reach on the dev half (measured when the floors were set); a change that scores
 # lower is a regression. Raise these when the rules improve.
-DEV_EDITS = 0.0
-DEV_REPLACED = 0.0
-DEV_REINFORCED = 0.0
-DEV_ADDED = 0.0
-DEV_LINES_PRECISION = 0.0
-DEV_LINES_RECALL = 0.0
+DEV_EDITS = 0.74
+DEV_REPLACED = 0.65
+DEV_REINFORCED = 0.67
+DEV_ADDED = 0.97
+DEV_LINES_PRECISION = 0.71
+DEV_LINES_RECALL = 0.46
 # The real-phrasing evaluation sets of ../shared/eval (tuned on in earlier rounds).
 EVAL_EDITS = 0.94
 EVAL_SIGNALS_PRECISION = 0.95
