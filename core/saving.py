@@ -13,6 +13,7 @@ from typing import Literal
 
 from . import rules
 from .contradiction import classify, same_rule
+from .durable import judge
 from .injected import strip_injected
 from .markdown import ENTRIES_HEADING, EntryBlock, fmt_confidence, insert_entry
 from .model import (
@@ -29,6 +30,7 @@ from .model import (
     validate_confidence,
     validate_text,
 )
+from .proposals import confirm, propose, proposed_on
 from .related import may_relate
 from .secrets import redact, screen, strip_private
 from .shown import split_shown
@@ -239,6 +241,8 @@ def reinforce(
         b.meta["rs"] = tag
         b.meta["ref"] = memory.today  # rotation: least recently referenced goes first
     original = b.original
+    if kind == "semantic" and confirmed:
+        confirm(memory, b, "by a confirmed reinforce")  # a person's or a model's yes (MCP)
     if kind == "semantic":
         b.confidence = (
             rules.confirmed_semantic(b.confidence)
@@ -314,13 +318,33 @@ def detect_semantic_signals(
             # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
             # no signal; raising here would leave the signals saved before it half-applied.
             continue
+        verdict = judge(found.fact, found.confidence, user_message)
+        if verdict.level == "refused":  # a one-off (core/durable.py): not saved, reason shown
+            out.append(
+                Signal(
+                    fact=redact(found.fact),
+                    category=found.category,
+                    confidence=found.confidence,
+                    action="rejected",
+                    verdict=verdict.level,
+                    reason=verdict.reason,
+                )
+            )
+            continue
         result = save_semantic(memory, found.fact, found.category, found.confidence)
+        reason = verdict.reason
         if result.entry is not None and result.entry.confidence > 0.0:
-            # Stated by the person in their own prompt: their standing instruction.
+            # Stated by the person in their own prompt: theirs (served once not a proposal).
             _, block = memory.find(result.entry.id)
             block.meta["by"] = "user"
             block.dirty = True
-            result.entry.source = "user"
+            was = proposed_on(block)
+            if result.action == "added" and verdict.level == "proposal":
+                propose(memory, block)
+            elif was is not None and (verdict.level == "instruction" or was < memory.today):
+                confirm(memory, block, "by saying it again")
+                reason = "said again: proposal confirmed"
+            result.entry = memory.entry(block, "semantic")
         out.append(
             Signal(
                 fact=redact(found.fact),  # a rejected fact is shown without its secret
@@ -328,6 +352,10 @@ def detect_semantic_signals(
                 confidence=found.confidence,
                 action=result.action,
                 entry_id=result.entry.id if result.entry else None,
+                verdict="proposal"
+                if result.entry is not None and result.entry.proposed is not None
+                else verdict.level,
+                reason=reason,
             )
         )
     return out
