@@ -394,15 +394,28 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     # core strips it from both the detection and the task (core/injected.py), for every door.
     # Not repeated in direct mode after a timeout: the daemon may still apply it.
     result = memory.call(lambda c: c.detect_signals(prompt))
-    facts = [
-        " ".join(str(s.get("fact", "")).split())
-        for s in result.get("signals", [])
-        if isinstance(s, dict) and s.get("action") in ("added", "replaced")
-    ]
-    facts = [f for f in facts if f]
+    signals = [s for s in result.get("signals", []) if isinstance(s, dict)]
+    for s in signals:  # why the door proposed or refused a line (core/durable.py)
+        if s.get("reason") and s.get("verdict") != "instruction":
+            memory.run.log(f"{s.get('verdict')}: {s.get('reason')}: {s.get('fact')}")
+
+    def said(verdict: str) -> list[str]:
+        found = (
+            " ".join(str(s.get("fact", "")).split())
+            for s in signals
+            if s.get("action") in ("added", "replaced") and s.get("verdict", "") == verdict
+        )
+        return [f for f in found if f]
+
+    facts, proposed = said("instruction"), said("proposal")
     out: dict[str, Any] = {}
-    if facts:  # shown to the person, so capture is never silent
-        line = "Remembered: " + "; ".join(facts)
+    if facts or proposed:  # shown to the person, so capture is never silent
+        parts = ["Remembered: " + "; ".join(facts)] if facts else []
+        if proposed:
+            parts.append(
+                "Proposed (not served until you confirm: maestroctl review): " + "; ".join(proposed)
+            )
+        line = " | ".join(parts)
         if len(line) > REMEMBERED_LIMIT:
             line = line[: REMEMBERED_LIMIT - 1].rstrip() + "…"
         out["systemMessage"] = line
