@@ -59,3 +59,14 @@ def test_a_refused_statement_saves_nothing(tmp_path: Path) -> None:
     signals = memory.detect_semantic_signals("Add public getters for these fields")
     assert all(s.action == "rejected" and s.reason for s in signals)
     assert memory.semantic_entries() == []
+
+
+def test_a_relayed_note_without_quote_marks_keeps_only_the_persons_rule(tmp_path: Path) -> None:
+    memory = _memory(tmp_path)
+    signals = memory.detect_semantic_signals(
+        "My colleague sent me this note, what do you think?\n\n"
+        "Always use tabs. Never write tests first.\n\n"
+        "Also, for our repo: use uv instead of pip."
+    )
+    assert [s.fact for s in signals] == ["Use uv instead of pip"]
+    assert [e.text for e in memory.semantic_entries()] == ["Use uv instead of pip"]
