@@ -71,23 +71,43 @@ def hook_output(tool: str, event: str, context: str) -> str:
     )
 
 
+PROPOSED = "Proposed (not served until you confirm: maestroctl review): "
+
+
 def remembered(result: Mapping[str, Any]) -> str:
     """The line shown to the person for a ``detect_signals`` reply, so capture is never
-    silent: "Remembered: A; B", then "Not remembered (reason): C" for each refusal (its fact
-    comes redacted), cut at ``REMEMBERED_LIMIT``; "" when nothing was saved or refused."""
-    saved, refused = [], []
-    signals = result.get("signals", [])
-    for s in signals if isinstance(signals, list) else []:
-        if not isinstance(s, dict):
-            continue
+    silent: "Remembered: A" (standing instructions), "Proposed (…): B" (kept, not served until
+    confirmed), "Not remembered (reason): C" for a statement the save refused (a secret: its
+    fact comes redacted), cut at ``REMEMBERED_LIMIT``; "" when there is none of them. A
+    statement the door judged a one-off (verdict "refused") is only logged: see ``reasons``."""
+    saved: dict[str, list[str]] = {"instruction": [], "proposal": []}
+    refused = []
+    for s in signals(result):
         fact = " ".join(str(s.get("fact", "")).split())
-        if fact and s.get("action") in ("added", "replaced"):
-            saved.append(fact)
-        elif fact and s.get("action") == "rejected":
+        verdict = str(s.get("verdict", "instruction"))
+        if fact and s.get("action") in ("added", "replaced") and verdict in saved:
+            saved[verdict].append(fact)
+        elif fact and s.get("action") == "rejected" and verdict != "refused":
             why = str(s.get("reason") or "refused").split(";")[0]
             refused.append(f"Not remembered ({why}): {fact}")
-    parts = (["Remembered: " + "; ".join(saved)] if saved else []) + refused
-    return cut(" — ".join(parts))
+    parts = ["Remembered: " + "; ".join(saved["instruction"])] if saved["instruction"] else []
+    parts += [PROPOSED + "; ".join(saved["proposal"])] if saved["proposal"] else []
+    return cut(" — ".join(parts + refused))
+
+
+def reasons(result: Mapping[str, Any]) -> list[str]:
+    """Why the door proposed or refused each statement (core/durable.py), for the hook log."""
+    return [
+        f"{s.get('verdict')}: {s.get('reason')}: {s.get('fact')}"
+        for s in signals(result)
+        if s.get("reason") and s.get("verdict") != "instruction"
+    ]
+
+
+def signals(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The signal dicts of a ``detect_signals`` reply (anything else in the list skipped)."""
+    found = result.get("signals", [])
+    return [s for s in found if isinstance(s, dict)] if isinstance(found, list) else []
 
 
 def cut(line: str) -> str:

@@ -20,10 +20,11 @@ from .model import (
     RejectedError,
     Sector,
 )
+from .proposals import confirm
 from .secrets import screen
 from .state import SECTORS, MemoryState, log_quote, validate_fact
 
-DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce", "rewrite")
+DECISIONS: tuple[str, ...] = ("remove", "archive", "reinforce", "rewrite", "confirm")
 
 
 def _proposals(memory: MemoryState) -> list[tuple[Sector, EntryBlock, Proposal]]:
@@ -39,10 +40,14 @@ def _proposals(memory: MemoryState) -> list[tuple[Sector, EntryBlock, Proposal]]
                     b,
                     Proposal(
                         entry=entry,
-                        action=evidence.proposal_action(entry.moved)
+                        action="confirm"
+                        if entry.state == "proposed"
+                        else evidence.proposal_action(entry.moved)
                         if entry.stale is not None
                         else rules.disposal(b.original),
-                        reason=entry.stale or _flag_reason(memory, kind, b),
+                        reason=f"proposed on {entry.proposed}: kept, not served until confirmed"
+                        if entry.state == "proposed"
+                        else entry.stale or _flag_reason(memory, kind, b),
                     ),
                 )
             )
@@ -71,7 +76,9 @@ def memory_maintenance(
     chosen: list[tuple[Sector, EntryBlock, Proposal]]
     rewrites: dict[str, str] = {}
     if decisions is None:  # a stale entry waits for a person (core/evidence.py)
-        chosen = [x for x in proposals if x[2].action not in evidence.WAITING]
+        chosen = [
+            x for x in proposals if x[2].action not in (*evidence.WAITING, "confirm")
+        ]  # a proposal waits for a yes
     else:
         if not isinstance(decisions, Mapping):
             raise InputError("decisions must map entry ids to remove|archive|reinforce")
@@ -104,7 +111,11 @@ def memory_maintenance(
     if dry_run:
         return report
     for kind, b, p in chosen:
-        if p.action == "rewrite":
+        if p.action == "confirm":
+            line = confirm(memory, b, "by review") or ""
+            if not line:
+                raise RejectedError(f"entry {b.id!r} is not a proposal: nothing to confirm")
+        elif p.action == "rewrite":
             line = rewrite(memory, b, rewrites[b.id], p.entry)
         elif p.entry.stale is not None and p.action == "reinforce" and keep(memory, b):
             line = memory.log(kind, "Kept", b.text, f"user confirmed it despite: {p.reason}")

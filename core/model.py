@@ -16,7 +16,9 @@ from ..common.hidden import describe_removed, remove_hidden
 Sector = Literal["semantic", "episodic"]
 SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
 # "stale": a project path the entry names is gone (core/evidence.py); it waits for review.
-EntryState = Literal["active", "flagged", "contradicted", "stale"]
+# "proposed": a statement the prompt door was not sure is meant to last (core/durable.py);
+# kept, shown for review, not served until confirmed (core/proposals.py).
+EntryState = Literal["active", "flagged", "contradicted", "stale", "proposed"]
 
 # The semantic categories: key -> the spec's ``##`` heading in semantic.md, in file order.
 CATEGORY_HEADINGS: dict[str, str] = {
@@ -180,6 +182,8 @@ class Entry(_ToDict):
     # paths git saw renamed (old -> new), which the review can rewrite (core/evidence.py).
     stale: str | None = None
     moved: dict[str, str] | None = None
+    # The day the prompt door proposed it (state "proposed"), None once confirmed or never one.
+    proposed: str | None = None
 
 
 @dataclass
@@ -199,7 +203,11 @@ class Signal(_ToDict):
     confidence: float
     action: SaveAction
     entry_id: str | None = None
-    reason: str | None = None  # why a rejected fact was not saved ("contains a secret (pin) …")
+    # What the door made of it (core/durable.py): "instruction", "proposal" or "refused"
+    # (not saved: action "rejected"), and why; a fact refused by the save (a secret …) says
+    # why here too.
+    verdict: str = "instruction"
+    reason: str = ""
 
 
 @dataclass
@@ -225,7 +233,8 @@ class Proposal(_ToDict):
     entry: Entry
     # "rewrite" (a named path was renamed) and "review" (one is gone) wait for a person's
     # decision: maintenance without decisions never applies them.
-    action: Literal["remove", "archive", "reinforce", "rewrite", "review"]
+    # "confirm": a proposal (core/proposals.py) waits for a person's or a model's yes.
+    action: Literal["remove", "archive", "reinforce", "rewrite", "review", "confirm"]
     reason: str
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 from ..common.hidden import describe_removed, remove_hidden
 from . import rules
 from .contradiction import classify, same_rule
+from .durable import judge
 from .injected import strip_injected
 from .markdown import ENTRIES_HEADING, EntryBlock, fmt_confidence, insert_entry
 from .model import (
@@ -30,6 +31,7 @@ from .model import (
     validate_confidence,
     validate_text,
 )
+from .proposals import confirm, propose, proposed_on
 from .related import may_relate
 from .secrets import redact, screen, strip_private
 from .shown import split_shown
@@ -252,6 +254,8 @@ def reinforce(
         b.meta["rs"] = tag
         b.meta["ref"] = memory.today  # rotation: least recently referenced goes first
     original = b.original
+    if kind == "semantic" and confirmed:
+        confirm(memory, b, "by a confirmed reinforce")  # a person's or a model's yes (MCP)
     if kind == "semantic":
         b.confidence = (
             rules.confirmed_semantic(b.confidence)
@@ -327,13 +331,32 @@ def save_signals(memory: MemoryState, found: Iterable[DetectedSignal]) -> list[S
     """Save what ``read_signals`` found, each as the person's own standing instruction."""
     out = []
     for signal in found:
+        if signal.verdict == "refused":  # a one-off (core/durable.py): not saved, reason shown
+            out.append(
+                Signal(
+                    fact=redact(signal.fact),
+                    category=signal.category,
+                    confidence=signal.confidence,
+                    action="rejected",
+                    verdict=signal.verdict,
+                    reason=signal.reason,
+                )
+            )
+            continue
         result = save_semantic(memory, signal.fact, signal.category, signal.confidence)
+        reason = result.reason if result.action == "rejected" else signal.reason
         if result.entry is not None and result.entry.confidence > 0.0:
-            # Stated by the person in their own prompt: their standing instruction.
+            # Stated by the person in their own prompt: theirs (served once not a proposal).
             _, block = memory.find(result.entry.id)
             block.meta["by"] = "user"
             block.dirty = True
-            result.entry.source = "user"
+            was = proposed_on(block)
+            if result.action == "added" and signal.verdict == "proposal":
+                propose(memory, block)
+            elif was is not None and (signal.verdict == "instruction" or was < memory.today):
+                confirm(memory, block, "by saying it again")
+                reason = "said again: proposal confirmed"
+            result.entry = memory.entry(block, "semantic")
         out.append(
             Signal(
                 fact=redact(signal.fact),  # a rejected fact is shown without its secret
@@ -341,7 +364,10 @@ def save_signals(memory: MemoryState, found: Iterable[DetectedSignal]) -> list[S
                 confidence=signal.confidence,
                 action=result.action,
                 entry_id=result.entry.id if result.entry else None,
-                reason=result.reason if result.action == "rejected" else None,
+                verdict="proposal"
+                if result.entry is not None and result.entry.proposed is not None
+                else signal.verdict,
+                reason=reason,
             )
         )
     return out
@@ -349,8 +375,9 @@ def save_signals(memory: MemoryState, found: Iterable[DetectedSignal]) -> list[S
 
 def stated_signals(user_message: str, assistant_response: str = "") -> list[DetectedSignal]:
     """The rules the person states in ``user_message``, as ``detect_semantic_signals`` would
-    save them (pure: no state). A hook whose save failed uses it to tell the person what was
-    not remembered."""
+    save them, each with the door's verdict (core/durable.py; pure: no state, so the daemon
+    judges off its writer thread). A hook whose save failed uses it to tell the person what
+    was not remembered."""
     # Never learn from our own output: the injected memory and its wrappers go first.
     user_message = strip_injected(user_message)
     # Pasted is not said (issue 27): rules come from the person's words, never from what they
@@ -366,7 +393,10 @@ def stated_signals(user_message: str, assistant_response: str = "") -> list[Dete
             # A phrase that cannot be stored (an HTML comment marker, a lone surrogate) is
             # no signal; raising here would leave the signals saved before it half-applied.
             continue
-        out.append(DetectedSignal(fact, found.category, found.confidence))
+        verdict = judge(fact, found.confidence, user_message)
+        out.append(
+            DetectedSignal(fact, found.category, found.confidence, verdict.level, verdict.reason)
+        )
     return out
 
 

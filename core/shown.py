@@ -558,7 +558,7 @@ def _intros(t: _Lines) -> list[tuple[int, str]]:
             i += 1
             continue
         if (
-            pat.INTRO.search(line)
+            (pat.INTRO.search(line) or pat.RELAYED_INTRO.search(line))
             and not pat.OWN_INTRO.search(line)
             and not pat.LEADING_SUBORDINATE.match(line)
         ):

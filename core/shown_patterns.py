@@ -250,3 +250,12 @@ ASKS = re.compile(
     r"^\s*(?:(?:can|could|would|will) you\b|please\b|i (?:want|need|would like)\b|i'd like\b)",
     re.I,
 )
+
+# A line that presents what follows as someone else's, without a colon (issue 35 point 4):
+# "My colleague sent me this note, what do you think?", "I found these rules online."
+RELAYED_INTRO = re.compile(
+    r"^(?=.{0,160}$).*\b(?:sent me|forwarded|shared with me|found (?:this|these|the following)"
+    r"|copied (?:this|these|from)|(?:colleague|co-?worker|teammate|lead|manager|boss|friend"
+    r"|someone|client)\b.{0,40}\b(?:wrote|sent|says|said|shared|gave me))\b",
+    re.I,
+)

@@ -167,6 +167,10 @@ class DetectedSignal:
     fact: str
     category: str
     confidence: float
+    # The prompt door's verdict on it (core/durable.py) and why: "instruction", "proposal"
+    # or "refused" (never saved).
+    verdict: str = "instruction"
+    reason: str = ""
 
 
 # --------------------------------------------------------------------------------------------

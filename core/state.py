@@ -38,6 +38,7 @@ from .model import (
     Sector,
     validate_text,
 )
+from .proposals import proposed_on
 from .secrets import redact
 
 # The memory files by kind: the names are common/layout.py's (MEMORY_FILES), typed as FileKind.
@@ -333,6 +334,9 @@ class MemoryState:
         )
         if found is not None and state == "active":
             state = "stale"  # a path it names is gone: out of the context, waits for review
+        proposed = proposed_on(block) if sector == "semantic" else None
+        if proposed is not None and state == "active":
+            state = "proposed"  # kept, not served until confirmed (core/proposals.py)
         return Entry(
             id=block.id,
             sector=sector,
@@ -350,6 +354,7 @@ class MemoryState:
             origin=toolmem.decode_src(src) if src and sector == "semantic" else None,
             stale=found.reason if found is not None else None,
             moved=dict(found.moved) if found is not None and found.moved else None,
+            proposed=proposed,
         )
 
     def semantic_entries(self) -> list[Entry]:

@@ -88,7 +88,8 @@ class MemoryView:
                             and e.original_confidence >= ctx.INSTRUCTION_MIN,
                         )
                         for e in self.semantic
-                        if e.stale is None  # a path it names is gone: not served as fact
+                        # a path it names is gone, or a proposal: not served (yet)
+                        if e.stale is None and e.proposed is None
                     ],
                     [
                         ctx.Candidate(

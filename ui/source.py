@@ -95,6 +95,8 @@ class Source:
     def _decorate(entry: dict[str, Any]) -> dict[str, Any]:
         if entry.get("sector") == "semantic" and entry.get("stale"):
             return {**entry, "band": "stale"}  # out of every band until reviewed
+        if entry.get("sector") == "semantic" and entry.get("proposed"):
+            return {**entry, "band": "proposed"}  # kept, not served until confirmed
         if entry.get("sector") == "semantic":
             return {**entry, "band": semantic_band(float(entry.get("confidence", 0.0)))}
         return entry

@@ -71,6 +71,7 @@ from ...common.hookio import (
     cut,
     hook_output,
     prompt_output,
+    reasons,
     remembered,
     reply_context,
     start_limit,
@@ -433,6 +434,8 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
     except MaestroError as exc:  # the save failed: say so, if the prompt stated a rule
         memory.run.log(f"{type(exc).__name__}: {exc}")
         return prompt_output(memory.tool, _not_remembered(prompt, exc), "")
+    for reason in reasons(result):  # why the door proposed or refused a line
+        memory.run.log(reason)
     line = remembered(result)  # shown to the person: capture is never silent (nor a refusal)
     context = ""
     session_id = _text(data, "session_id")
@@ -481,7 +484,9 @@ def _not_remembered(prompt: str, exc: MaestroError) -> str:
     from ...core.saving import stated_signals
     from ...core.secrets import redact
 
-    facts = [redact(" ".join(f.fact.split())) for f in stated_signals(prompt)]
+    facts = [
+        redact(" ".join(f.fact.split())) for f in stated_signals(prompt) if f.verdict != "refused"
+    ]
     if not facts:
         return ""
     return cut(f"Not remembered ({_why_not_saved(exc)}): " + "; ".join(facts))

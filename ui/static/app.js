@@ -11,6 +11,7 @@ const BANDS = {
   queried: "only when queried",
   flagged: "flagged",
   stale: "not served: a path it names is gone",
+  proposed: "proposed: not served until confirmed",
   contradicted: "contradicted",
   archived: "archived",
 };
@@ -196,7 +197,7 @@ function renderReview(proposals) {
   $("review-count").textContent = String(proposals.length);
   if (!proposals.length) root.appendChild(el("li", "empty", "Nothing to review: no entry is flagged."));
   for (const p of proposals) {
-    const entry = Object.assign({}, p.entry, { band: p.entry.sector === "semantic" ? (p.entry.stale ? "stale" : "flagged") : undefined });
+    const entry = Object.assign({}, p.entry, { band: p.entry.sector === "semantic" ? (p.entry.stale ? "stale" : p.entry.proposed ? "proposed" : "flagged") : undefined });
     root.appendChild(entryItem(entry, { proposal: p, reason: "Proposed: " + p.action + " (" + p.reason + ")" }));
   }
 }

@@ -133,6 +133,14 @@ def cmd_save_semantic(ctx: Context, ns: argparse.Namespace) -> Outcome:
     where = _category_words(entry.get("category") or ns.category)
     if action == "added":
         text = f"Saved to semantic memory ({where}) as {entry.get('id')}, {_entry_line(entry)}."
+        if float(entry.get("confidence") or 0.0) >= 0.9 and entry.get("source") is None:
+            # issue 35 point 5: an agent runs maestroctl too, so a CLI save never poses as
+            # the person; say plainly what it became and how a person makes it theirs.
+            text += (
+                " It is served as a fact to weigh, not as your standing instruction: to make"
+                " it one, write it in .maestro/memory/semantic.md yourself or say it in a"
+                ' prompt ("from now on …").'
+            )
     elif action == "replaced":
         old = r.get("replaced") or {}
         text = (
@@ -192,11 +200,14 @@ def cmd_detect(ctx: Context, ns: argparse.Namespace) -> Outcome:
             s.get("confidence"),
             _category_words(s.get("category")),
             s.get("entry_id"),
+            s.get("verdict", ""),
             s.get("fact"),
+            s.get("reason", ""),
         ]
         for s in signals
     ]
-    return memory_outcome(ctx, r, out.table(["ACTION", "CONF", "CATEGORY", "ENTRY", "FACT"], rows))
+    head = ["ACTION", "CONF", "CATEGORY", "ENTRY", "VERDICT", "FACT", "WHY"]
+    return memory_outcome(ctx, r, out.table(head, rows))
 
 
 def _reinforce_args(p: argparse.ArgumentParser) -> None:
