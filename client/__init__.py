@@ -11,7 +11,8 @@
 (same handlers, same results); ``require_daemon=True`` refuses the fallback.
 """
 
-from ._client import DEFAULT_TIMEOUT, Client, Result
+from ._client import DEFAULT_TIMEOUT, Client
+from ._opmethods import Result
 from .errors import (
     DaemonNotRunning,
     DaemonTimeout,

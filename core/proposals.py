@@ -15,14 +15,21 @@ Functions over a ``MemoryState``'s blocks; each confirmation is logged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .markdown import EntryBlock
-
-if TYPE_CHECKING:  # state.py reads PROPOSED_KEY from here
-    from .state import MemoryState
+from .markdown import EntryBlock, FileKind
 
 PROPOSED_KEY = "prop"
+
+
+class MemoryState(Protocol):
+    """What these functions use of ``core.state.MemoryState`` (which imports this module)."""
+
+    today: str
+
+    def touch(self, kind: FileKind) -> None: ...
+    def reached(self, kind: FileKind, *blocks: EntryBlock) -> None: ...
+    def log(self, kind: FileKind, verb: str, text: str, why: str) -> str: ...
 
 
 def propose(memory: MemoryState, block: EntryBlock) -> None:

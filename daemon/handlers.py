@@ -265,7 +265,7 @@ def op_register(call: Call) -> dict[str, Any] | None:
         if added:
             notify_serving(len(svc.registry.projects()))
         if added or svc.cache.info(project) is None:
-            svc.writer.attach(project)
+            svc.writer.projects.attach(project)
             svc.watcher.watch(project)
         return {
             "path": str(project),
@@ -288,7 +288,7 @@ def op_unregister(call: Call) -> dict[str, Any] | None:
         if removed:
             notify_serving(len(svc.registry.projects()))
         svc.watcher.unwatch(project)
-        svc.writer.detach(project)
+        svc.writer.projects.detach(project)
         return {"path": str(project), "removed": removed}
 
     call.queue(TaskJob("unregister", unregister))

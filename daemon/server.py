@@ -127,7 +127,7 @@ class Server:
     def start(self) -> None:
         self._install_signals()  # a SIGTERM from here on is a clean stop
         for project in sorted(self.registry.projects()):
-            self.writer.attach(project)  # before the writer thread runs: no race
+            self.writer.projects.attach(project)  # before the writer thread runs: no race
         router = self.context.socket(zmq.ROUTER)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
         router.linger = 0
@@ -307,7 +307,7 @@ class Server:
         log.info("SIGHUP: configuration reloaded from %s", self.paths.config_path)
 
     def _apply_settings(self, settings: Any, imports: dict[str, Any]) -> dict[str, Any]:
-        self.writer.set_settings(settings)
+        self.writer.projects.set_settings(settings)
         self.writer.imports = dict(imports)
         return {}
 

@@ -423,7 +423,7 @@ class Writer:
         # config.toml's [import] the daemon runs with (replaced whole at a reload).
         self.imports: dict[str, Any] = {} if imports is None else dict(imports)
         self.journal = journal
-        self.projects = ProjectFiles(cache, journal, settings)
+        self.projects = ProjectFiles(cache, journal, settings)  # project state: writer thread
         self._forgotten: dict[Path, list[str]] = {}  # texts to scrub from the journal
         self.queue = WriteQueue()
         self._context = context
@@ -523,7 +523,7 @@ class Writer:
                 outcome = JobOutcome.failure(exc.code, exc.message)
             self._finish(job, outcome)
         else:
-            self.check(job.project)
+            self.projects.check(job.project)
             self._finish(job, JobOutcome.success({}))
 
     def _finish(self, job: Job, outcome: JobOutcome) -> None:
@@ -536,19 +536,6 @@ class Writer:
             )
         if job.future is not None and not job.future.done():
             job.future.set_result(outcome)
-
-    # -- project state (writer thread only): the tracker's ----------------------------------
-    def attach(self, project: Path) -> None:
-        self.projects.attach(project)
-
-    def detach(self, project: Path) -> None:
-        self.projects.detach(project)
-
-    def set_settings(self, settings: Settings) -> None:
-        self.projects.set_settings(settings)
-
-    def check(self, project: Path) -> None:
-        self.projects.check(project)
 
     # -- group commit ----------------------------------------------------------------------
     def _apply_batch(self, project: Path, batch: list[MemoryJob]) -> None:
@@ -713,7 +700,7 @@ class Writer:
         # Forget what we thought was on disk and read it again, lock-free.
         tracked.memory, tracked.signature, tracked.hashes = None, None, {}
         with contextlib.suppress(Exception):
-            self.attach(project)
+            self.projects.attach(project)
 
 
 def _job_name(job: Job) -> str:

@@ -39,7 +39,7 @@ from ..errors import MaestroError
 from .mcp_tools import BY_NAME, INSTRUCTIONS, TOOLS, InvalidArguments
 
 if TYPE_CHECKING:
-    from .._client import OpMethods
+    from .._opmethods import OpMethods
 
 SERVER_NAME = "maestro-memory"
 # The handshake's protocol revisions, oldest to newest: a client asking for one of these gets

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._client import OpMethods, Result
+    from .._opmethods import OpMethods, Result
 
 CATEGORIES = ("user_preference", "architecture_decision", "quality_rule", "project_context")
 TEXT_MAX = 4000

@@ -74,6 +74,7 @@ def failing_inputs(project: Path, tmp: Path) -> dict[str, list[str]]:
         "ui": ["ui", "--no-such-option"],
         "merge-driver": ["merge-driver", missing, missing, missing],
         "git-setup": ["git-setup", "-C", str(not_a_dir)],
+        "trust": ["trust", missing],
     }
 
 

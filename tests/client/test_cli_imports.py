@@ -74,6 +74,7 @@ def test_daemon_mode_context_does_not_load_the_core(cli: Cli, daemon: Any, proje
 # reply carries the token count), not platformdirs (MAESTRO_HOME is set here).
 HOOK_MAY_LOAD = {
     "_socket",
+    "unicodedata",
     "array",
     "select",
     "selectors",
@@ -84,6 +85,7 @@ HOOK_MAY_LOAD = {
     "maestro_memory.client",
     "maestro_memory.client._client",
     "maestro_memory.client._liveness",
+    "maestro_memory.client._opmethods",
     "maestro_memory.client._zmtp",
     "maestro_memory.client.cli",
     "maestro_memory.client.cli.exits",
@@ -94,6 +96,7 @@ HOOK_MAY_LOAD = {
     "maestro_memory.common",
     "maestro_memory.common.agents",
     "maestro_memory.common.errors",
+    "maestro_memory.common.hidden",  # hidden characters shown visibly (re, unicodedata)
     "maestro_memory.common.hookio",  # what a hook answers (json only)
     "maestro_memory.common.layout",
     "maestro_memory.common.paths",

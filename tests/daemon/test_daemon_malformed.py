@@ -112,18 +112,23 @@ def test_project_outside_registered_root_refused(daemon: DaemonHandle, project: 
     assert daemon.send("entries", f"{project}/sub/..")["ok"] is True  # resolved: the project
 
 
-def test_internal_error_is_logged_and_daemon_serves(daemon: DaemonHandle, project: Path) -> None:
+def test_a_folder_in_place_of_a_memory_file_is_refused_and_daemon_serves(
+    daemon: DaemonHandle, project: Path
+) -> None:
+    # A write that fails inside the writer replies "internal" (tests/reliability's injected
+    # faults and full disk); a folder where semantic.md belongs is refused before any write.
     daemon.register(project)
     memory_dir = project / ".maestro" / "memory"
     memory_dir.mkdir(parents=True)
-    (memory_dir / "semantic.md").mkdir()  # unreadable as a file: every write fails
+    (memory_dir / "semantic.md").mkdir()
     reply = daemon.request("save_semantic", project, fact="Use pnpm", category="project_context")
-    assert code_of(reply) == "internal"
+    assert code_of(reply) == "unsafe_memory"
     assert "semantic.md" in str(reply["error"])
+    assert (memory_dir / "semantic.md").is_dir()  # nothing was put in its place
     assert daemon.result("ping")["pong"] is True
     # The writer re-reads the project after replying: read_error is filled asynchronously.
     read_error = wait_for(
         lambda: daemon.status()["projects"][str(project)]["read_error"],
-        message="the failed write to show as the project's read_error",
+        message="the refused memory file to show as the project's read_error",
     )
     assert "semantic.md" in read_error

@@ -50,6 +50,8 @@ def test_register_projects_unregister(daemon: DaemonHandle, project: Path, tmp_p
             "memory_dir": str(project / ".maestro/memory"),
             "memory_dir_exists": False,
             "exists": True,
+            # no memory yet: maintenance skips it and nothing re-creates it (statefiles.missing)
+            "missing": f"the memory folder {project / '.maestro/memory'} is missing",
         }
     ]
     assert daemon.result("unregister", path=str(project)) == {"path": str(project), "removed": True}

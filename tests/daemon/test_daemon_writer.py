@@ -35,7 +35,7 @@ class Harness:
         self.writer = Writer(
             self.cache, self.journal, Settings(), self.context, "inproc://test-replies"
         )
-        self.writer.attach(self.project)
+        self.writer.projects.attach(self.project)
 
     def save(self, fact: str) -> MemoryJob:
         return MemoryJob(
@@ -120,7 +120,7 @@ def test_failed_commit_fails_the_batch_and_keeps_the_files(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     MemoryStore(harness.project).save_semantic("Existing fact stays put", "project_context", 0.9)
-    harness.writer.check(harness.project)
+    harness.writer.projects.check(harness.project)
     before = (harness.project / ".maestro/memory/semantic.md").read_bytes()
 
     def full_disk(fd: int) -> None:
