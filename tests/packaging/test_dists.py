@@ -48,6 +48,9 @@ def test_the_expected_list_covers_the_parts_a_user_needs() -> None:
         "launchd/com.maestro.memory.plist",
         "ui/static/index.html",
         "ui/static/app.js",
+        "core/meaning/data/vectors.npy",  # the meaning model, with its licence and notice
+        "core/meaning/data/LICENSE",
+        "core/meaning/data/NOTICE",
     ):
         assert f"{PACKAGE}/{needed}" in files, needed
     assert any(name.startswith(f"{PACKAGE}/client/") and name.count("/") >= 3 for name in files), (
