@@ -38,7 +38,7 @@ from .lexicon import (
     WEEKDAYS_MONTHS,
     normalise,
 )
-from .text import stem
+from .text import stem, tokens
 
 # --------------------------------------------------------------------------------------------
 # Vocabulary
@@ -211,7 +211,6 @@ _CHOICE_CONTEXT = re.compile(
 _TRAILING_NOT = re.compile(
     r"(?:,|;|\u2014|\u2013|\s-)\s*(?:and\s+|but\s+)?not\s+(?P<r>[^,;()]+?)\s*(?=[,;.!]|$)", re.I
 )
-_TOKEN = re.compile(r"\*?\.?[A-Za-z0-9_][A-Za-z0-9_.*+#'/-]*|\*\.[A-Za-z0-9_.]+|%|[:=]")
 _QUOTED = re.compile(r"\"([^\"]+)\"|`([^`]+)`|\u201c([^\u201d]+)\u201d|'([^'\s][^']*[^'\s])'")
 _NUM_UNIT = re.compile(r"^(\d+(?:\.\d+)?)-?([a-z%]+)$")
 _NUMBER_WORDS = {
@@ -320,10 +319,7 @@ def rule_tokens(text: str, quoted: frozenset[str]) -> tuple[list[Tok], list[str]
     after_number = False
     position = 0
     pieces: list[tuple[str, str]] = []  # (raw piece, raw word it came from)
-    for match in _TOKEN.finditer(text):
-        raw_word = match.group(0).rstrip(".-/'")
-        if not raw_word:
-            continue
+    for raw_word in tokens(text, marks=True):
         if raw_word.endswith("'s") and raw_word.lower() not in ("it's", "let's", "that's"):
             raw_word = raw_word[:-2]
         lower = raw_word.lower()
