@@ -369,13 +369,13 @@ def _drop_hook_block(project: Path) -> None:
 
 SEARCH_LIMIT_DEFAULT = 20
 SEARCH_LIMIT_MAX = 1000
-SEARCH_QUERY_MAX = 4000  # characters: each word becomes a term of the FTS5 query
+SEARCH_QUERY_MAX = 4000  # characters: each word becomes a search term
 
 
 @memory_op("search", "query", "sector", "limit")
 def op_search(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
-    """The entries matching ``query``, best first (``core.search``: FTS5 BM25, the one ranking
-    the CLI, the MCP ``search`` tool and the ui share)."""
+    """The entries matching ``query``, best first (``core.search``: BM25 over ``core.text``'s
+    words, the one ranking the CLI, the MCP ``search`` tool and the ui share)."""
     from ..core.search import search
 
     query = req_str(args, "query")

@@ -1,76 +1,96 @@
 """Full-text search over memory entries: entries in, ranked ``(entry, score)`` out.
 
-One ranking for every place that searches (``maestroctl ui`` now; ``maestroctl search`` and the
-MCP ``search`` tool are meant to call the same function). It is BM25 as SQLite's FTS5 computes
-it, over an in-memory index built from the entries given -- nothing is stored, nothing is read
-from disk, so the function is pure apart from the throw-away database.
+One ranking for every place that searches (``maestroctl search``, the MCP ``search`` tool and
+``maestroctl ui`` call it through the ``search`` op). It is Okapi BM25 as SQLite's FTS5 computes
+it (k1 = 1.2, b = 0.75, an IDF that never falls below 1e-6), over the entries given: pure,
+nothing stored, nothing read.
 
-* **Tokens**: FTS5's ``unicode61`` tokeniser (case- and diacritic-folded) with the Porter
-  stemmer, so "tests" finds "testing".
-* **Query**: free text, never FTS5 syntax. Each word of the query is quoted and the words are
-  OR-ed, so punctuation, ``AND``/``NEAR``/``*`` or a stray quote in what a person typed cannot
-  raise a syntax error or change the meaning; entries matching more words rank higher (BM25).
+* **Tokens**: the one word tokeniser (``core.text.words``: any script, case- and Latin
+  accent-folded), each word stemmed (``text.stem``), and a compound word's parts as terms too
+  (``pre-commit`` is found by ``commit``, ``user_preference`` by ``preference``).
+* **Query**: free text, never a syntax: each term of it counts, entries matching more terms
+  (and rarer ones) rank higher.
 * **Fields**: the entry's text, and its category (semantic) or session id (episodic) at a
   tenth of the weight, so ``quality`` finds the quality rules without outranking a text match.
-* **Score**: ``-bm25`` (bigger is better, always > 0 for a match). Ties keep the input order.
+* **Score**: the BM25 score (bigger is better, always > 0 for a match). Ties keep the input
+  order.
 """
 
 from __future__ import annotations
 
+import math
 import re
-import sqlite3
+from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .model import Entry
+from .text import stem, words
 
-# A word of the query: letters and digits (any script); everything else separates words.
-_WORD = re.compile(r"\w+", re.UNICODE)
 DEFAULT_LIMIT = 20
+K1 = 1.2
+B = 0.75
+TAG_WEIGHT = 0.1
+_PARTS = re.compile(r"[._*/+#'\-]+")
+
+
+def terms(text: str) -> list[str]:
+    """The terms ``text`` is searched on: its words stemmed, then each compound's parts."""
+    out: list[str] = []
+    for word in words(text):
+        out.append(stem(word))
+        parts = [part for part in _PARTS.split(word) if part]
+        if len(parts) > 1:
+            out.extend(stem(part) for part in parts)
+    return out
+
+
+@lru_cache(maxsize=16384)
+def _counts(text: str) -> Counter[str]:
+    """``terms`` counted, cached: an entry's text is tokenised once per process, not per query."""
+    return Counter(terms(text))
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of ``query`` that the search matches on, lower-cased, without repeats."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(query.lower()):
-        phrase = " ".join(word.replace("_", " ").split())  # snake_case: a two-word phrase
-        if phrase:
-            seen.setdefault(phrase, None)
-    return list(seen)
+    """The terms of ``query`` that the search matches on, without repeats, in query order."""
+    return list(dict.fromkeys(terms(query)))
 
 
 def search(
     entries: Sequence[Entry], query: str, *, limit: int | None = DEFAULT_LIMIT
 ) -> list[tuple[Entry, float]]:
-    """The entries matching ``query``, best first, each with its score (``-bm25``, > 0).
+    """The entries matching ``query``, best first, each with its score (BM25, > 0).
 
     An empty query (or one with no words) matches nothing. ``limit=None`` returns every match;
     ``limit=0`` returns none.
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be 0 or more, got {limit}")
-    terms = query_terms(query)
-    if not terms or not entries or limit == 0:
+    wanted = query_terms(query)
+    if not wanted or not entries or limit == 0:
         return []
-    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    db = sqlite3.connect(":memory:")
-    try:
-        db.execute("CREATE VIRTUAL TABLE doc USING fts5(text, tag, tokenize='porter unicode61')")
-        db.executemany(
-            "INSERT INTO doc(rowid, text, tag) VALUES (?, ?, ?)",
-            (
-                (pos, e.text, (e.category or "").replace("_", " ") or (e.session_id or ""))
-                for pos, e in enumerate(entries)
-            ),
-        )
-        sql = (
-            "SELECT rowid, bm25(doc, 1.0, 0.1) AS rank FROM doc WHERE doc MATCH ? "
-            "ORDER BY rank, rowid"
-        )
-        params: tuple[object, ...] = (match,)
-        if limit is not None:
-            sql += " LIMIT ?"
-            params += (limit,)
-        rows = db.execute(sql, params).fetchall()
-    finally:
-        db.close()
-    return [(entries[rowid], -float(rank)) for rowid, rank in rows]
+    docs = [_counts(e.text) for e in entries]  # shared with the cache: never modified here
+    tags = [_counts((e.category or "").replace("_", " ") or (e.session_id or "")) for e in entries]
+    lengths = [d.total() + t.total() for d, t in zip(docs, tags, strict=True)]
+    average = sum(lengths) / len(lengths) or 1.0
+    count = len(entries)
+    wanted_set = set(wanted)
+    postings: dict[str, list[int]] = {term: [] for term in wanted}
+    for i, (d, t) in enumerate(zip(docs, tags, strict=True)):
+        for term in wanted_set.intersection(d.keys() | t.keys()):
+            postings[term].append(i)
+    scores: dict[int, float] = {}
+    for term in wanted:
+        hits = postings[term]
+        if not hits:
+            continue
+        idf = math.log((count - len(hits) + 0.5) / (len(hits) + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        for i in hits:
+            freq = docs[i][term] + TAG_WEIGHT * tags[i][term]
+            norm = K1 * (1 - B + B * lengths[i] / average)
+            scores[i] = scores.get(i, 0.0) + idf * freq * (K1 + 1) / (freq + norm)
+    ranked = sorted(scores, key=lambda i: (-scores[i], i))
+    if limit is not None:
+        ranked = ranked[:limit]
+    return [(entries[i], scores[i]) for i in ranked]

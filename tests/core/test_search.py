@@ -1,4 +1,4 @@
-"""core.search: BM25 over FTS5, entries in, ranked (entry, score) out."""
+"""core.search: BM25 over the one tokeniser, entries in, ranked (entry, score) out."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maestro_memory.core.model import Entry
-from maestro_memory.core.search import query_terms, search
+from maestro_memory.core.search import query_terms, search, terms
 
 
 def sem(i: int, text: str, category: str = "project_context") -> Entry:
@@ -74,7 +74,7 @@ def test_category_and_session_are_searchable_but_weigh_less() -> None:
 def test_query_syntax_is_never_interpreted(query: str) -> None:
     results = search(ENTRIES, query)  # no FTS5 syntax error, whatever was typed
     for entry, _ in results:
-        assert any(t in entry.text.lower() for t in query_terms(query))
+        assert set(query_terms(query)) & set(terms(entry.text) + terms(entry.category or ""))
 
 
 def test_empty_query_limits_and_input_order() -> None:
@@ -90,8 +90,23 @@ def test_empty_query_limits_and_input_order() -> None:
         search(ENTRIES, "auth", limit=-1)
 
 
-def test_snake_case_is_a_phrase() -> None:
-    assert query_terms("user_preference AUTH auth") == ["user preference", "auth"]
+def test_a_compound_is_found_by_its_parts() -> None:
+    expected = ["user_preference", "user", "preference", "auth"]
+    assert query_terms("user_preference AUTH auth") == expected
+    hooks = [sem(30, "Run the pre-commit hooks before pushing"), sem(31, "Push on green")]
+    assert ids(search(hooks, "commit")) == ["s-0000001e"]
+
+
+def test_a_non_ascii_word_is_found() -> None:
+    found = [
+        sem(40, "Verwende Umlaute für Ü-Tests"),
+        sem(41, "Используй pnpm"),
+        sem(42, "包管理器"),
+    ]
+    assert ids(search(found, "ü-tests")) == ["s-00000028"]
+    assert ids(search(found, "Tests")) == ["s-00000028"]  # a compound's part
+    assert ids(search(found, "используй")) == ["s-00000029"]
+    assert ids(search(found, "管理")) == ["s-0000002a"]  # Han: one character a word
 
 
 @settings(max_examples=200, deadline=None)

@@ -478,7 +478,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     "search",
     "find entries by relevance to a query (best first)",
     _search_args,
-    description="Rank the entries by relevance to QUERY (SQLite FTS5, BM25, stemmed words; "
+    description="Rank the entries by relevance to QUERY (BM25, stemmed words; "
     "the same ranking as the MCP search tool and the ui) and list the matches, best first.",
 )
 def cmd_search(ctx: Context, ns: argparse.Namespace) -> Outcome:
