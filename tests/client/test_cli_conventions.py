@@ -176,6 +176,37 @@ def test_search_is_one_op_daemon_and_direct_agree(
     assert "blue-green" in text and text.splitlines()[0].startswith("#")
 
 
+def test_a_non_ascii_word_is_relevant_through_both_doors(
+    cli: Cli, project: Path, daemon: Any
+) -> None:
+    """One tokeniser (core/text.py) for search and the context block's relevance: a word
+    outside ASCII matches in both, with the daemon up and with none (direct mode)."""
+    store = MemoryStore(project)
+
+    def saved(text: str) -> str:
+        entry = store.save_semantic(text, "project_context", 0.6).entry
+        assert entry is not None
+        return entry.id
+
+    umlaut = saved("Verwende Umlaute für Ü-Tests")
+    saved("Deploy with the blue-green script")
+    russian = saved("Миграции базы данных запускать вручную")
+
+    def play(expect_via: str) -> list[Any]:
+        found = [
+            [r["id"] for r in cli.json("search", q)["result"]["results"]]
+            for q in ("ü-tests", "миграции")
+        ]
+        block = cli.json("context", "--task", "Миграции на стейджинге")  # no ASCII word
+        assert block["via"] == expect_via
+        return [found, block["result"]["included"]]
+
+    direct = play("direct")
+    assert direct == [[[umlaut], [russian]], [russian]]  # the 0.6 band: only when relevant
+    daemon.register(project)
+    assert play("daemon") == direct
+
+
 def test_search_all_needs_the_daemon(cli: Cli) -> None:
     doc = cli.json("search", "x", "--all", check=3)
     assert doc["ok"] is False and "needs maestrod" in doc["error"]["message"]
