@@ -28,9 +28,18 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 # The op table and the envelope: light, they load no core. Imported once here, not per call.
+from ..common.limits import (
+    FACT_ARGS,
+    FACT_MAX_CHARS,
+    MESSAGE_MAX_BYTES,
+    TOO_LARGE,
+    fact_too_long,
+    frame_too_large,
+)
 from ..common.protocol import (
     GLOBAL_OPS,
     IDEMPOTENT_OPS,
+    MAX_ID_LENGTH,
     MEMORY_OP_NAMES,
     SUPPORTED_VERSIONS,
     encode_request,
@@ -198,6 +207,7 @@ class Client(OpMethods):
         is_memory_op = op in MEMORY_OP_NAMES
         scoped = is_memory_op or op not in GLOBAL_OPS or project is not None
         target = self._project_path(project) if scoped else None
+        check_size(op, target, payload)  # before anything is sent, in either mode
         with self._lock:
             if self.direct:
                 if not is_memory_op:
@@ -503,6 +513,23 @@ class _Transport:
             raise DaemonUnavailable(
                 f"cannot talk to maestrod at {self.paths.endpoint}: {exc}"
             ) from exc
+
+
+def check_size(op: str, project: str | None, args: dict[str, Any]) -> None:
+    """Refuse, before sending (``too_large``), a memory's text over ``FACT_MAX_CHARS`` and a
+    request whose frame could exceed ``MESSAGE_MAX_BYTES`` (measured with the longest id and
+    pid, so the frame the transport builds always fits): the daemon would answer the same,
+    and direct mode refuses alike, so both paths give one result."""
+    arg = FACT_ARGS.get(op)
+    text = args.get(arg) if arg is not None else None
+    if isinstance(text, str) and len(text) > FACT_MAX_CHARS:
+        raise RequestError(TOO_LARGE, fact_too_long(arg or "text", len(text)))
+    try:
+        size = len(encode_request("x" * MAX_ID_LENGTH, op, project, args, pid=-(2**63)))
+    except (TypeError, ValueError):  # not JSON: the transport says so, direct mode may run it
+        return
+    if size > MESSAGE_MAX_BYTES:
+        raise RequestError(TOO_LARGE, frame_too_large(size))
 
 
 def _repeatable(op: str, args: Mapping[str, Any]) -> bool:

@@ -30,6 +30,7 @@ from ..core.model import (
     MaintenanceReport,
     NotFoundError,
     RejectedError,
+    TooLarge,
 )
 from ..core.saving import hidden_removed
 from ..core.signals import DetectedSignal
@@ -37,6 +38,7 @@ from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
 from . import layout, worktree
 from .agents import AGENTS as TOOLS
+from .limits import FACT_MAX_CHARS, TOO_LARGE
 from .protocol import BAD_REQUEST, CONFLICT, INTERNAL, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
@@ -143,6 +145,8 @@ def core_errors(fn: Callable[[], T]) -> T:
         raise OpError(NOT_FOUND, str(exc)) from exc
     except RejectedError as exc:
         raise OpError(REJECTED, str(exc)) from exc
+    except TooLarge as exc:
+        raise OpError(TOO_LARGE, str(exc)) from exc
     except InputError as exc:
         raise OpError(BAD_REQUEST, str(exc)) from exc
 
@@ -369,7 +373,8 @@ def _drop_hook_block(project: Path) -> None:
 
 SEARCH_LIMIT_DEFAULT = 20
 SEARCH_LIMIT_MAX = 1000
-SEARCH_QUERY_MAX = 4000  # characters: each word becomes a search term
+# Characters (each word becomes a search term): as long as a memory may be.
+SEARCH_QUERY_MAX = FACT_MAX_CHARS
 
 
 @memory_op("search", "query", "sector", "limit")

@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from .limits import MESSAGE_MAX_BYTES, TOO_LARGE, frame_too_large
+
 VERSION = 1
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
-MAX_MESSAGE_BYTES = 1024 * 1024
+MAX_MESSAGE_BYTES = MESSAGE_MAX_BYTES  # the limit's home is common/limits.py
 MAX_ID_LENGTH = 200
 
 BAD_REQUEST = "bad_request"  # the frame or its arguments are malformed
@@ -29,6 +31,7 @@ REJECTED = "rejected"  # well-formed, but the memory refuses it (e.g. entry not 
 CONFLICT = "conflict"  # the request collides with the current state (e.g. path not a dir)
 INTERNAL = "internal"  # a bug or an I/O failure; the daemon logs the traceback
 SHUTTING_DOWN = "shutting_down"
+# TOO_LARGE ("too_large", common/limits.py): a frame or a memory's text over its limit.
 
 ERROR_CODES: tuple[str, ...] = (
     BAD_REQUEST,
@@ -40,6 +43,7 @@ ERROR_CODES: tuple[str, ...] = (
     CONFLICT,
     INTERNAL,
     SHUTTING_DOWN,
+    TOO_LARGE,
 )
 
 
@@ -119,7 +123,7 @@ def decode_request(frame: bytes) -> Request:
     """Decode and validate the envelope. Raises ``OpError``; ``request_id(frame)`` gives the id
     to answer with when decoding fails half-way."""
     if len(frame) > MAX_MESSAGE_BYTES:
-        raise OpError(BAD_REQUEST, f"message of {len(frame)} bytes exceeds {MAX_MESSAGE_BYTES}")
+        raise OpError(TOO_LARGE, frame_too_large(len(frame)))
     try:
         text = frame.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ..common.errors import MaestroError
 from ..common.hidden import describe_removed, remove_hidden
+from ..common.limits import FACT_MAX_CHARS, TOO_LARGE, fact_too_long
 
 Sector = Literal["semantic", "episodic"]
 SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
@@ -54,6 +55,12 @@ class InputError(MaestroError, ValueError):
     error tree, from ``MaestroError`` down, is drawn in ``common/errors.py``."""
 
     code = "bad_request"
+
+
+class TooLarge(InputError):
+    """A memory's text (or a memory file) over its limit (``common/limits.py``)."""
+
+    code = TOO_LARGE
 
 
 class NotFoundError(InputError):
@@ -107,6 +114,13 @@ def validate_confidence(value: object, *, name: str = "confidence") -> float:
     if number != number or not 0.0 <= number <= 1.0:  # NaN fails the first test
         raise InputError(f"{name} must be between 0.0 and 1.0, got {value!r}")
     return number
+
+
+def validate_size(value: object, *, name: str) -> None:
+    """Raise ``TooLarge`` if ``value`` is a text over ``FACT_MAX_CHARS`` (counted as sent,
+    the way the client counts before sending)."""
+    if isinstance(value, str) and len(value) > FACT_MAX_CHARS:
+        raise TooLarge(fact_too_long(name, len(value)))
 
 
 def validate_text(value: object, *, name: str) -> str:

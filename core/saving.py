@@ -29,6 +29,7 @@ from .model import (
     Signal,
     validate_category,
     validate_confidence,
+    validate_size,
     validate_text,
 )
 from .proposals import confirm, propose, proposed_on
@@ -171,6 +172,7 @@ def _tombstone(memory: MemoryState, text: str, category: str) -> tuple[EntryBloc
 def save_episodic(
     memory: MemoryState, context_text: object, session_id: object, confidence: object = None
 ) -> Entry:
+    validate_size(context_text, name="context")
     raw = validate_text(context_text, name="context")
     sid = validate_session(session_id)
     conf = DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
@@ -203,6 +205,7 @@ def save_session_note(
     """The episodic note a session leaves (``core.digest``): one per session id. A resumed
     session's note replaces its earlier one in place (fresh: salience 1.0, today's date)
     instead of adding a second. Returns the entry and whether it was an update."""
+    validate_size(note, name="note")
     raw = _screened_episodic(validate_text(note, name="note"))
     sid = validate_session(session_id)
     conf = DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)

@@ -36,6 +36,7 @@ from .model import (
     InputError,
     NotFoundError,
     Sector,
+    validate_size,
     validate_text,
 )
 from .proposals import proposed_on
@@ -183,6 +184,7 @@ def validate_session(value: object, *, name: str = "session_id") -> str:
 
 
 def validate_fact(value: object, *, name: str) -> str:
+    validate_size(value, name=name)
     text = " ".join(validate_text(value, name=name).split())
     if "<!--" in text or "-->" in text:
         raise InputError(f"{name} must not contain HTML comment markers")

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
+from ..common.limits import FACT_MAX_CHARS
 from .injected import strip_injected
 from .model import _ToDict
 from .secrets import screen, strip_private
@@ -149,6 +150,15 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= FACT_LIMIT else flat[: FACT_LIMIT - 1].rstrip() + "…"
 
 
+def _oversized(raw: str) -> str:
+    """Why a memory whose text is ``raw`` (before it is cut to one line) is not imported: over
+    the cap every door holds a memory to (``common/limits.py``); '' when it is not."""
+    size = len(raw.strip())
+    if size <= FACT_MAX_CHARS:
+        return ""
+    return f"is {size:,} characters, over the {FACT_MAX_CHARS:,} a memory may hold; not imported"
+
+
 def _usable(text: str) -> str:
     """Why ``text`` cannot be one line of semantic.md, or ''."""
     if not text:
@@ -172,7 +182,8 @@ def claude_note(file_name: str, text: str, sig: str) -> Note:
                 break
             continue
         paragraph.append(line)
-    fact = _one_line(strip_private(" ".join(paragraph) or fields.get("description", "")))
+    raw = strip_private(" ".join(paragraph) or fields.get("description", ""))
+    fact = _one_line(raw)
     note = Note(
         tool="claude",
         src=f"claude:{file_name}",
@@ -181,7 +192,7 @@ def claude_note(file_name: str, text: str, sig: str) -> Note:
         sig=sig,
         name=fields.get("name", ""),
     )
-    note.blocked = _screen(text) or _usable(fact)
+    note.blocked = _screen(text) or _oversized(raw) or _usable(fact)
     return note
 
 
@@ -197,10 +208,11 @@ def bullet_notes(tool: str, file_name: str, text: str, sig: str) -> list[Note]:
         m = _BULLET.match(line)
         if m is None or line[:1] in " \t":
             continue
-        fact = _one_line(strip_private(m.group("text")))
+        raw = strip_private(m.group("text"))
+        fact = _one_line(raw)
         digest = hashlib.sha1(fact.encode("utf-8", "surrogateescape")).hexdigest()[:8]
         note = Note(tool, f"{tool}:{file_name}#{digest}", fact, DEFAULT_CATEGORY, sig)
-        note.blocked = _screen(fact) or _usable(fact)
+        note.blocked = _screen(fact) or _oversized(raw) or _usable(fact)
         notes.append(note)
     return notes
 

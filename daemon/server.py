@@ -28,6 +28,7 @@ import zmq
 
 from ..common import toolsources
 from ..common.agents import AGENTS as TOOLS
+from ..common.limits import RECEIVE_MAX_BYTES
 from ..common.paths import Paths
 from ..common.protocol import (
     SHUTTING_DOWN,
@@ -131,7 +132,9 @@ class Server:
         router = self.context.socket(zmq.ROUTER)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
         router.linger = 0
-        router.setsockopt(zmq.MAXMSGSIZE, 1024 * 1024)
+        # Above MESSAGE_MAX_BYTES a request is answered too_large (decode_request), not
+        # dropped; only past RECEIVE_MAX_BYTES does libzmq close the connection.
+        router.setsockopt(zmq.MAXMSGSIZE, RECEIVE_MAX_BYTES)
         router.zap_domain = ZAP_DOMAIN
         # libzmq creates the socket file with the umask: make it 0700 (no other thread runs
         # yet, so changing the process-wide umask here affects nothing else).

@@ -77,6 +77,7 @@ from ...common.hookio import (
     start_limit,
 )
 from ...common.layout import canonical_project, find_project
+from ...common.limits import TOO_LARGE
 from ...common.paths import UnsafeHome
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
 
@@ -473,7 +474,7 @@ def _why_not_saved(exc: MaestroError) -> str:
         return "the memory is busy (another writer holds its lock)"
     if isinstance(exc, RequestError) and exc.code == "rejected":
         return text.split(";")[0]
-    if isinstance(exc, RequestError) and "at most" in text and "characters" in text:
+    if isinstance(exc, RequestError) and exc.code == TOO_LARGE:
         return "too large"
     return f"{text.splitlines()[0][:80] if text else type(exc).__name__}; see hooks.log"
 

@@ -13,11 +13,13 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...common.limits import FACT_MAX_CHARS
+
 if TYPE_CHECKING:
     from .._opmethods import OpMethods, Result
 
 CATEGORIES = ("user_preference", "architecture_decision", "quality_rule", "project_context")
-TEXT_MAX = 4000
+TEXT_MAX = FACT_MAX_CHARS  # every text parameter: one cap, the memory's (common/limits.py)
 SEARCH_LIMIT = 20
 SEARCH_LIMIT_MAX = 100
 ENTRY_ID_MAX = 64
@@ -114,7 +116,8 @@ class Param:
         if self.min_length is not None and len(value) < self.min_length:
             return f"should have at least {self.min_length} {_plural(unit, self.min_length)}"
         if self.max_length is not None and len(value) > self.max_length:
-            return f"should have at most {self.max_length} {_plural(unit, self.max_length)}"
+            most = f"{self.max_length} {_plural(unit, self.max_length)}"
+            return f"should have at most {most}, not {len(value):,}"
         if self.minimum is not None and value < self.minimum:
             return f"should be greater than or equal to {self.minimum:g}"
         if self.maximum is not None and value > self.maximum:

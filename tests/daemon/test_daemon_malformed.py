@@ -78,17 +78,7 @@ def test_req_socket_envelope_is_echoed(daemon: DaemonHandle) -> None:
         sock.close()
 
 
-def test_oversized_message_is_dropped_and_daemon_survives(daemon: DaemonHandle) -> None:
-    # Beyond MAXMSGSIZE libzmq drops the connection; the daemon never sees the message.
-    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
-    sock.linger = 0
-    try:
-        sock.connect(daemon.endpoint)
-        sock.send(b"x" * (2 * 1024 * 1024))
-        assert not sock.poll(500)
-    finally:
-        sock.close()
-    assert daemon.result("ping")["pong"] is True
+# A frame over the size limit: tests/daemon/test_daemon_size.py.
 
 
 def test_unregistered_project_refused(daemon: DaemonHandle, project: Path) -> None:

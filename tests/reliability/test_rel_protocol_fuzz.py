@@ -2,12 +2,13 @@
 
 Frames: random bytes, truncated and invalid JSON, deep nesting, a wrong type in every envelope
 field and in every argument of the memory ops, huge strings just under and over the 1 MiB
-limit, unknown ops and versions, project paths that escape through ``..`` or a symlink or
-contain NUL, lone surrogates, and multi-part messages. Each one gets a coded error reply (a
-code of ``protocol.ERROR_CODES``, never ``internal``: malformed input is not a daemon bug),
-with its id echoed when it had a readable one, or, beyond the size limit, is dropped with the
-connection. Meanwhile a well-formed client saves facts and reads them back: every answer it
-gets is correct. At the end the daemon is alive, and status counts exactly the failures sent.
+limit (over it: ``too_large``) and past the 16 MiB receive ceiling, unknown ops and versions,
+project paths that escape through ``..`` or a symlink or contain NUL, lone surrogates, and
+multi-part messages. Each one gets a coded error reply (a code of ``protocol.ERROR_CODES``,
+never ``internal``: malformed input is not a daemon bug), with its id echoed when it had a
+readable one, or, past the receive ceiling, is dropped with the connection. Meanwhile a
+well-formed client saves facts and reads them back: every answer it gets is correct. At the
+end the daemon is alive, and status counts exactly the failures sent.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from maestrod_testkit import DaemonHandle
 from reliability_kit import LONG, disk_state
 from zmq.utils.monitor import recv_monitor_message
 
+from maestro_memory.common.limits import RECEIVE_MAX_BYTES
 from maestro_memory.common.protocol import ERROR_CODES, MAX_MESSAGE_BYTES
 
 FRAMES = 50_000 if LONG else 10_000
@@ -76,7 +78,7 @@ class Case:
     frames: list[bytes]
     expect_id: str | None = None  # the id the reply must echo (None: not checked)
     codes: tuple[str, ...] = ERROR_CODES  # acceptable codes
-    dropped: bool = False  # over the size limit: no reply, the connection is dropped
+    dropped: bool = False  # past the receive ceiling: no reply, the connection is dropped
 
 
 def dumps(obj: Any) -> bytes:
@@ -284,8 +286,12 @@ class Fuzz:
         return Case([*extra, *inner.frames], expect_id=inner.expect_id, codes=inner.codes)
 
     def huge(self) -> Case:
-        """Near the size limit (a reply is due) or over it (dropped with the connection)."""
-        over = self.rng.random() < 0.5
+        """Near the size limit (read and answered), over it (answered ``too_large``), or past
+        the receive ceiling (dropped with the connection: libzmq never hands it over)."""
+        roll = self.rng.random()
+        if roll < 0.1:
+            return Case([b"x" * (RECEIVE_MAX_BYTES + 1)], dropped=True)
+        over = roll < 0.55
         body = self.base()
         where = self.rng.choice(["id", "op", "project", "fact"])
         size = (
@@ -297,7 +303,7 @@ class Fuzz:
         if where == "fact":
             body["op"] = "save_semantic"
             body["args"] = {"fact": "", "category": "no_such_category"}
-            codes = ("bad_request",)
+            codes = ("too_large",)  # the fact cap (4,000 characters) is checked first
         elif where == "project":
             body["project"] = "/"
             codes = ("not_registered",)
@@ -314,9 +320,9 @@ class Fuzz:
             body[where] += filler
         frame = dumps(body)
         assert len(frame) == size and (size > MAX_MESSAGE_BYTES) == over
-        return Case(
-            [frame], codes=codes, dropped=over, expect_id=body["id"] if where != "id" else None
-        )
+        if over:
+            codes = ("too_large",)
+        return Case([frame], codes=codes, expect_id=body["id"] if where != "id" else None)
 
 
 @dataclass
@@ -364,7 +370,7 @@ def check_reply(case: Case, frames: list[bytes], tally: Tally) -> None:
 
 
 def oversized(endpoint: str, case: Case, tally: Tally, ctx: zmq.Context[Any]) -> None:
-    """Send one frame over the limit on its own socket: the daemon must cut the connection
+    """Send one frame past the receive ceiling on its own socket: the connection is cut
     (seen on a socket monitor) and never reply."""
     sock = ctx.socket(zmq.DEALER)
     sock.linger = 0
@@ -530,6 +536,7 @@ def test_ten_thousand_malformed_frames(daemon: DaemonHandle, tmp_path: Path) -> 
         "unknown_op",
         "unsupported_version",
         "not_registered",
+        "too_large",
     }, tally.codes
     assert not good.problems, good.problems[:3]
     assert good.checks >= 20, good.checks
