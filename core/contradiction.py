@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .anchors import judge_edit, narrows
+from .frame import compare
 from .lexicon import (
     normalise,
 )
@@ -409,6 +410,9 @@ def _judge(old: Rule, new: Rule) -> tuple[int, str] | None:
     overrules a restatement that dropped or swapped an anchor, and a change of markup only."""
     if not _may_relate(old, new):
         return None  # the write path scans every entry of the category: keep that cheap
+    framed = compare(old.text, new.text)
+    if framed is not None:  # the frame decides first: a switched tool, another subject
+        return (1, framed[1]) if framed[0] == "replaced" else None
     strict = _strict(old, new)
     if strict is not None and strict[0] == 2:
         narrowed = narrows(old.text, new.text)
