@@ -17,7 +17,8 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
   the old one did not ("Always use pnpm" -> "Use yarn, not pnpm"; "From now on always use pnpm,
   never npm" -> "Actually, switch to bun instead of pnpm").
 * **Another subject** -> added: both rules open with the same noun and a different identifier
-  after it (a letter, a number: ``Service A`` / ``Service B``, ``step 2`` / ``step 3``) and
+  after it (a letter, a number: ``Service A`` / ``Service B``, ``step 2`` / ``step 3``), then
+  a verb (``runs``, ``is`` …: a count such as "needs 2 approvals" is no identifier), and
   say something different about it too ("runs on port 8001" / "… 8002"): two facts about two
   subjects, not one changed. With the rest equal ("Python 3.11 is required" -> "Python 3.12 is
   required") the identifier is the value and the frame does not decide.
@@ -56,6 +57,13 @@ _REJECT_OBJECT = re.compile(
 _CODE = re.compile(r"`([^`\n]+)`")
 _WORD = re.compile(r"`[^`\n]+`|[\w@~./*+#-]+")
 _IDENT = re.compile(r"^(?:[A-Z]|\d+|#\d+|[ivx]+)$")
+# What follows a subject's identifier ("Service A runs …", "step 2 is …"); a count is not one
+# ("needs 2 approvals", "Rate limiting: 10 req/min").
+_PREDICATE = frozenset(
+    "is are was runs run uses lives handles listens serves builds must should will needs "
+    "requires has takes calls does goes starts deploys publishes pushes stores reads writes "
+    "sends returns owns".split()
+)
 _PATH = re.compile(r"/|^[\w-]{2,}\.[a-z0-9]{1,5}$")  # src/, package.json (not "e.g")
 
 
@@ -104,7 +112,13 @@ def read_frame(text: str) -> Frame:
     words = text.split()
     head = ident = rest = ""
     for i in range(min(3, len(words) - 1)):
-        if _IDENT.match(words[i + 1].strip(":,")) and words[i][:1].isalpha():
+        after = words[i + 2].lower() if i + 2 < len(words) else ""
+        if (
+            _IDENT.match(words[i + 1].strip(":,"))
+            and words[i][:1].isalpha()
+            and not words[i].endswith(":")
+            and after in _PREDICATE
+        ):
             head = " ".join(words[: i + 1]).lower()
             ident = words[i + 1].strip(":,")
             rest = " ".join(words[i + 2 :]).lower().rstrip(".")
