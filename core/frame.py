@@ -10,12 +10,14 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
   when it holds a negation (``never``, ``not``, ``don't``, ``no longer``, ``avoid``, ``stop`` …).
 * **Values**: the words a rule chooses or refuses: a known tool (``FAMILIES``: ``pnpm``,
   ``jest`` …), a code span, a flag (``--pre``), a path, a word holding a digit.
-* **Chosen / rejected**: the values of a positive clause are *chosen*, those of a negative
-  clause and the object of ``instead of`` / ``rather than`` / ``switch from`` / ``over`` (after
-  ``prefer``) are *rejected*.
-* **Switched** -> replaced: the new rule rejects a value the old one chose and chooses a value
-  the old one did not ("Always use pnpm" -> "Use yarn, not pnpm"; "From now on always use pnpm,
-  never npm" -> "Actually, switch to bun instead of pnpm").
+* **Chosen / rejected**: the values of a positive clause are *chosen*, those of a short
+  negative clause (``SHORT_REFUSAL`` words: "never npm", "not pnpm") and the object of
+  ``instead of`` / ``rather than`` / ``switch from`` / ``over`` (after ``prefer``) are
+  *rejected*.
+* **Switched** -> replaced: the new rule rejects a value the old one chose and chooses another
+  of the same known family (package managers, test runners …), and neither text holds a
+  condition (``if``, ``unless``, ``when``): "Always use pnpm" -> "Use yarn, not pnpm"; "From
+  now on always use pnpm, never npm" -> "Actually, switch to bun instead of pnpm".
 * **Another subject** -> added: both rules open with the same noun and a different identifier
   after it (a letter, a number: ``Service A`` / ``Service B``, ``step 2`` / ``step 3``), then
   a verb (``runs``, ``is`` …: a count such as "needs 2 approvals" is no identifier), and
@@ -42,6 +44,7 @@ from .rule_reading import FAMILIES
 
 __all__ = ["MAY_REPLACE", "Frame", "compare", "may_replace", "read_frame", "similar", "use_meaning"]
 
+SHORT_REFUSAL = 3  # a negative clause refuses its values when this short ("never npm")
 MAX_WORDS = 16  # the frame reads short rules only (one instruction, one subject)
 MAY_REPLACE = 0.9  # meaning this close, and no verdict from the frame or the patterns: linked
 
@@ -54,6 +57,7 @@ _REJECT_OBJECT = re.compile(
     r"prefer\w*\s+\S+\s+over)\s+(?P<r>[^,;.]+)",
     re.I,
 )
+_CONDITION = re.compile(r"\b(?:if|unless|when|whenever|where)\b", re.I)
 _CODE = re.compile(r"`([^`\n]+)`")
 _WORD = re.compile(r"`[^`\n]+`|[\w@~./*+#-]+")
 _IDENT = re.compile(r"^(?:[A-Z]|\d+|#\d+|[ivx]+)$")
@@ -105,7 +109,8 @@ def read_frame(text: str) -> Frame:
         own = _values(_REJECT_OBJECT.sub(" ", clause))
         rejected |= refused
         if _NEGATION.search(_REJECT_OBJECT.sub(" ", clause)):
-            rejected |= own
+            if len(clause.split()) <= SHORT_REFUSAL:  # "never npm", "not pnpm"
+                rejected |= own
         else:
             chosen |= own
     chosen -= rejected
@@ -128,11 +133,14 @@ def read_frame(text: str) -> Frame:
 
 def compare(old_text: str, new_text: str) -> tuple[str, str] | None:
     """("replaced" | "added", reason) when the frames decide the pair; else None."""
-    if max(len(old_text.split()), len(new_text.split())) > MAX_WORDS:
+    if max(len(old_text.split()), len(new_text.split())) > MAX_WORDS or _CONDITION.search(
+        f"{old_text} {new_text}"
+    ):
         return None  # a long text's clauses are conditions and asides: the patterns read them
     old, new = read_frame(old_text), read_frame(new_text)
     dropped = new.rejected & old.chosen
-    gained = new.chosen - old.chosen - old.rejected
+    families = {FAMILIES.get(v) for v in dropped} - {None}
+    gained = {v for v in new.chosen - old.chosen - old.rejected if FAMILIES.get(v) in families}
     if dropped and gained:
         return "replaced", (
             f"switched: now {', '.join(sorted(gained))} instead of {', '.join(sorted(dropped))}"
