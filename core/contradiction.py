@@ -414,6 +414,8 @@ def _judge(old: Rule, new: Rule) -> tuple[int, str] | None:
     if framed is not None and framed[0] == "added":
         return None
     judged = _patterns(old, new)
+    if framed is not None and framed[0] == "reinforced":
+        return 2, framed[1]  # the same choice and refusal, in other words
     if framed is not None and (judged is None or judged[0] == 2):
         return 1, framed[1]  # the patterns found no change (or a restatement): a switch is one
     return judged

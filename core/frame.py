@@ -18,6 +18,8 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
   of the same known family (package managers, test runners …), and neither text holds a
   condition (``if``, ``unless``, ``when``): "Always use pnpm" -> "Use yarn, not pnpm"; "From
   now on always use pnpm, never npm" -> "Actually, switch to bun instead of pnpm".
+* **The same choice** -> reinforced: both choose the same values and refuse the same ones
+  ("Always use pnpm, never npm" / "The project uses pnpm as its package manager, not npm").
 * **Another subject** -> added: both rules open with the same noun and a different identifier
   after it (a letter, a number: ``Service A`` / ``Service B``, ``step 2`` / ``step 3``), then
   a verb (``runs``, ``is`` …: a count such as "needs 2 approvals" is no identifier), and
@@ -132,7 +134,7 @@ def read_frame(text: str) -> Frame:
 
 
 def compare(old_text: str, new_text: str) -> tuple[str, str] | None:
-    """("replaced" | "added", reason) when the frames decide the pair; else None."""
+    """("replaced" | "reinforced" | "added", reason) when the frames decide the pair; else None."""
     if max(len(old_text.split()), len(new_text.split())) > MAX_WORDS or _CONDITION.search(
         f"{old_text} {new_text}"
     ):
@@ -141,6 +143,9 @@ def compare(old_text: str, new_text: str) -> tuple[str, str] | None:
     dropped = new.rejected & old.chosen
     families = {FAMILIES.get(v) for v in dropped} - {None}
     gained = {v for v in new.chosen - old.chosen - old.rejected if FAMILIES.get(v) in families}
+    if old.chosen and old.rejected and (old.chosen, old.rejected) == (new.chosen, new.rejected):
+        chose, over = ", ".join(sorted(new.chosen)), ", ".join(sorted(new.rejected))
+        return "reinforced", f"the same choice: {chose}, not {over}"
     if dropped and gained:
         return "replaced", (
             f"switched: now {', '.join(sorted(gained))} instead of {', '.join(sorted(dropped))}"

@@ -97,3 +97,21 @@ def test_without_the_model_nothing_is_linked(tmp_path: Path) -> None:
         assert b.action == "added" and b.may_replace is None
     finally:
         frame._similar = previous
+
+
+def test_one_fact_from_three_tools_in_their_words_is_one_entry(tmp_path: Path) -> None:
+    from maestro_memory.core.toolmem import Note
+
+    notes = [
+        Note("claude", "claude:feedback_pnpm.md", "Always use pnpm, never npm, in this repository.",
+             "project_context", "1:10"),
+        Note("gemini", "gemini:GEMINI.md#1", "Use pnpm instead of npm for installs.",
+             "project_context", "1:10"),
+        Note("codex", "codex:memories.md#1", "The project uses pnpm as its package manager, "
+             "not npm.", "project_context", "1:10"),
+    ]  # fmt: skip
+    store = MemoryStore(tmp_path)
+    store.run(lambda m: m.import_notes(notes, ["claude", "gemini", "codex"]))
+    texts = [e.text for e in store.read().view().semantic]
+    # Reinforced, not replaced: the first wording stays, the other two restate it.
+    assert texts == ["Always use pnpm, never npm, in this repository."], texts
