@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .lexicon import SUBJECT_VERBS
 from .rule_reading import FAMILIES
 
 __all__ = ["MAY_REPLACE", "Frame", "compare", "may_replace", "read_frame", "similar", "use_meaning"]
@@ -63,13 +64,6 @@ _CONDITION = re.compile(r"\b(?:if|unless|when|whenever|where)\b", re.I)
 _CODE = re.compile(r"`([^`\n]+)`")
 _WORD = re.compile(r"`[^`\n]+`|[\w@~./*+#-]+")
 _IDENT = re.compile(r"^(?:[A-Z]|\d+|#\d+|[ivx]+)$")
-# What follows a subject's identifier ("Service A runs …", "step 2 is …"); a count is not one
-# ("needs 2 approvals", "Rate limiting: 10 req/min").
-_PREDICATE = frozenset(
-    "is are was runs run uses lives handles listens serves builds must should will needs "
-    "requires has takes calls does goes starts deploys publishes pushes stores reads writes "
-    "sends returns owns".split()
-)
 _PATH = re.compile(r"/|^[\w-]{2,}\.[a-z0-9]{1,5}$")  # src/, package.json (not "e.g")
 
 
@@ -124,7 +118,7 @@ def read_frame(text: str) -> Frame:
             _IDENT.match(words[i + 1].strip(":,"))
             and words[i][:1].isalpha()
             and not words[i].endswith(":")
-            and after in _PREDICATE
+            and after in SUBJECT_VERBS
         ):
             head = " ".join(words[: i + 1]).lower()
             ident = words[i + 1].strip(":,")
