@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maestro_memory.core.frame import use_meaning
 from maestro_memory.core.memory import Memory
 from maestro_memory.core.model import InputError
 from maestro_memory.core.store import MemoryStore
@@ -61,6 +62,8 @@ class ReplayScore:
     gone: int = 0
     wrong_merges: int = 0
     restated: int = 0
+    linked: int = 0  # final rules linked to a newer line that may replace them (in review)
+    linked_away: int = 0  # edited-away rules still served, linked to their rewrite (in review)
     lost: list[str] = field(default_factory=list)  # final rules no longer served
     kept: list[str] = field(default_factory=list)  # edited-away rules still served
     merged: list[str] = field(default_factory=list)
@@ -79,6 +82,8 @@ class ReplayScore:
         self.gone += other.gone
         self.wrong_merges += other.wrong_merges
         self.restated += other.restated
+        self.linked += other.linked
+        self.linked_away += other.linked_away
         self.lost += other.lost
         self.kept += other.kept
         self.merged += other.merged
@@ -139,7 +144,10 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
         if new:
             store.run(save_all)
     final = list(dict.fromkeys(prose_lines(history["versions"][-1]["text"])))
-    live = {e.id for e in store.read().view().semantic}
+    semantic = store.read().view().semantic
+    live = {e.id for e in semantic}
+    # Linked to a newer rule that may replace it (core/frame.py): still served, in review.
+    waiting = {e.id for e in semantic if e.superseded_by is not None}
     final_set = set(final)
     final_entries: dict[str, str] = {}
     for line in final:
@@ -147,6 +155,7 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
         if entry is None:
             continue  # refused by the privacy screen
         score.final_rules += 1
+        score.linked += entry in waiting
         if entry in live:
             score.served += 1
             if final_entries.setdefault(entry, line) != line:
@@ -165,6 +174,7 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
         if entry not in live or entry in final_entries:
             score.gone += 1
         else:
+            score.linked_away += entry in waiting
             score.kept.append(line)
     return score
 
@@ -187,7 +197,8 @@ def report(score: ReplayScore, split: str, show: int = 0) -> str:
         f"({score.refused} refused): still served {score.served_rate:.3f} "
         f"({score.served}/{score.final_rules}), edited-away no longer served "
         f"{score.gone_rate:.3f} ({score.gone}/{score.edited_away}), "
-        f"wrong merges {score.wrong_merges}, restated {score.restated}"
+        f"wrong merges {score.wrong_merges}, restated {score.restated}; linked (served, in "
+        f"review): {score.linked} final rules, {score.linked_away} edited-away"
     ]
     if show:
         lines += ["", "wrong merges:", *(f"  {m}" for m in score.merged[:show])]
@@ -204,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     corpus = shared_corpus(required=True)
     assert corpus is not None
+    use_meaning()  # as the daemon saves
     print(report(run(corpus, args.split, args.limit), args.split, args.show))
     return 0
 

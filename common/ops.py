@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..core import saving
+from ..core.frame import use_meaning
 from ..core.memory import Memory, MemoryView, Settings
 from ..core.model import (
     Entry,
@@ -201,6 +202,7 @@ def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, A
 
 @memory_op("save_semantic", "fact", "category", "confidence")
 def op_save_semantic(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
+    use_meaning()  # a save may link by meaning (core/frame.py); the hooks never come here
     fact = req_str(args, "fact")
     category = req_str(args, "category")
     confidence = opt_number(args, "confidence")
@@ -408,6 +410,7 @@ def op_import_tool_memories(backend: Backend, project: Path, args: Args) -> dict
     caller's home directory (where the tools keep their folders), default this process's."""
     from . import toolsources
 
+    use_meaning()  # one fact in three tools' words is one entry (core/frame.py)
     tools = args.get("tools")
     if tools is None:
         tools = list(TOOLS)

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .anchors import judge_edit, narrows
+from .frame import compare
 from .lexicon import (
     normalise,
 )
@@ -409,6 +410,18 @@ def _judge(old: Rule, new: Rule) -> tuple[int, str] | None:
     overrules a restatement that dropped or swapped an anchor, and a change of markup only."""
     if not _may_relate(old, new):
         return None  # the write path scans every entry of the category: keep that cheap
+    framed = compare(old.text, new.text)  # the frame: a switched tool, another subject
+    if framed is not None and framed[0] == "added":
+        return None
+    judged = _patterns(old, new)
+    if framed is not None and framed[0] == "reinforced":
+        return 2, framed[1]  # the same choice and refusal, in other words
+    if framed is not None and (judged is None or judged[0] == 2):
+        return 1, framed[1]  # the patterns found no change (or a restatement): a switch is one
+    return judged
+
+
+def _patterns(old: Rule, new: Rule) -> tuple[int, str] | None:
     strict = _strict(old, new)
     if strict is not None and strict[0] == 2:
         narrowed = narrows(old.text, new.text)

@@ -105,6 +105,16 @@ RULE_WORDS: frozenset[str] = frozenset(
     """.split()
 )
 
+# What follows a subject's identifier in a rule's frame ("Service A runs …", "step 2 is …";
+# core/frame.py); a count is not one ("needs 2 approvals").
+SUBJECT_VERBS: frozenset[str] = frozenset(
+    """
+    is are was runs run uses lives handles listens serves builds must should will needs
+    requires has takes calls does goes starts deploys publishes pushes stores reads writes
+    sends returns owns
+    """.split()
+)
+
 TASK_WORDS: frozenset[str] = frozenset(
     """
     add use make run fix file code new work get set need want change update implement

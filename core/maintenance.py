@@ -38,7 +38,9 @@ def _proposals(memory: MemoryState) -> list[tuple[Sector, EntryBlock, Proposal]]
                 (
                     kind,
                     b,
-                    Proposal(
+                    _linked(memory, entry)
+                    if entry.state == "superseded"
+                    else Proposal(
                         entry=entry,
                         action="confirm"
                         if entry.state == "proposed"
@@ -52,6 +54,32 @@ def _proposals(memory: MemoryState) -> list[tuple[Sector, EntryBlock, Proposal]]
                 )
             )
     return out
+
+
+def _linked(memory: MemoryState, entry: Entry) -> Proposal:
+    """A rule a newer one may replace (core/frame.py): archive it if it does, reinforce to keep
+    both; it waits for that decision."""
+    blocks = memory.docs["semantic"].entries()
+    newer = next((b for b in blocks if b.id == entry.superseded_by), None)
+    said = f' "{log_quote(newer.text)}"' if newer is not None else ""
+    return Proposal(
+        entry=entry,
+        action="review",
+        reason=f"may be replaced by {entry.superseded_by}{said}: archive it if so, reinforce "
+        "to keep both",
+    )
+
+
+def unlink(memory: MemoryState, b: EntryBlock) -> None:
+    """Resolve a "may replace" link either way: neither entry names the other any more."""
+    newer = b.meta.pop("sup", "")
+    b.dirty = True
+    memory.reached("semantic", b)
+    for other in memory.docs["semantic"].entries():
+        if other.id == newer and other.meta.pop("may", None) is not None:
+            other.dirty = True
+            memory.reached("semantic", other)
+    memory.touch("semantic")
 
 
 def _flag_reason(memory: MemoryState, kind: FileKind, b: EntryBlock) -> str:
@@ -117,6 +145,12 @@ def memory_maintenance(
                 raise RejectedError(f"entry {b.id!r} is not a proposal: nothing to confirm")
         elif p.action == "rewrite":
             line = rewrite(memory, b, rewrites[b.id], p.entry)
+        elif p.entry.superseded_by is not None:
+            unlink(memory, b)
+            if p.action == "reinforce":
+                line = memory.log(kind, "Kept", b.text, "user kept it beside the newer rule")
+            else:
+                line = memory.dispose(kind, b, p.action, f"replaced by {p.entry.superseded_by}")
         elif p.entry.stale is not None and p.action == "reinforce" and keep(memory, b):
             line = memory.log(kind, "Kept", b.text, f"user confirmed it despite: {p.reason}")
         elif p.action == "reinforce":

@@ -19,7 +19,9 @@ SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
 # "stale": a project path the entry names is gone (core/evidence.py); it waits for review.
 # "proposed": a statement the prompt door was not sure is meant to last (core/durable.py);
 # kept, shown for review, not served until confirmed (core/proposals.py).
-EntryState = Literal["active", "flagged", "contradicted", "stale", "proposed"]
+# "superseded": a newer rule may replace it (core/frame.py could not tell): both kept and
+# served, the older marked, both wait in review.
+EntryState = Literal["active", "flagged", "contradicted", "stale", "proposed", "superseded"]
 
 # The semantic categories: key -> the spec's ``##`` heading in semantic.md, in file order.
 CATEGORY_HEADINGS: dict[str, str] = {
@@ -198,6 +200,9 @@ class Entry(_ToDict):
     moved: dict[str, str] | None = None
     # The day the prompt door proposed it (state "proposed"), None once confirmed or never one.
     proposed: str | None = None
+    # Linked, not merged (issue 34): the older entry a newer one may replace, and back.
+    may_replace: str | None = None
+    superseded_by: str | None = None
 
 
 @dataclass
@@ -208,6 +213,7 @@ class SaveResult(_ToDict):
     reason: str = ""
     screened: bool = False  # rejected by the privacy screen (a secret, or entirely private)
     removed: str = ""  # the hidden characters taken out: "removed 1 control character (ESC)"
+    may_replace: str | None = None  # added, linked to the entry it may replace (both kept)
 
 
 @dataclass

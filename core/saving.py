@@ -15,6 +15,7 @@ from ..common.hidden import describe_removed, remove_hidden
 from . import rules
 from .contradiction import classify, same_rule
 from .durable import judge
+from .frame import may_replace
 from .injected import strip_injected
 from .markdown import ENTRIES_HEADING, EntryBlock, fmt_confidence, insert_entry
 from .model import (
@@ -148,11 +149,25 @@ def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> Sav
             replaced=replaced,
             reason=verdict.reason,
         )
+    linked = may_replace(text, [(b.id, b.text) for b in same if "sup" not in b.meta])
+    reason = verdict.reason
+    if linked is not None:  # meaning says one slot, the frame cannot tell: link, never guess
+        old = next(b for b in same if b.id == linked[0])
+        new.meta["may"] = old.id
+        old.meta["sup"] = new.id
+        old.dirty = True
+        memory.reached("semantic", old)
+        reason = f"may replace {old.id} (meaning {linked[1]:.2f}): both kept, see review"
+        memory.log("semantic", "Linked", old.text, f'may be replaced by "{text}"')
     insert_entry(doc, heading, new, top=False)
     memory.reached("semantic", new)
     memory.touch("semantic")
     return SaveResult(
-        action="added", entry=memory.entry(new, "semantic"), replaced=None, reason=verdict.reason
+        action="added",
+        entry=memory.entry(new, "semantic"),
+        replaced=None,
+        reason=reason,
+        may_replace=linked[0] if linked is not None else None,
     )
 
 

@@ -339,6 +339,9 @@ class MemoryState:
         proposed = proposed_on(block) if sector == "semantic" else None
         if proposed is not None and state == "active":
             state = "proposed"  # kept, not served until confirmed (core/proposals.py)
+        superseded_by = block.meta.get("sup") or None if sector == "semantic" else None
+        if superseded_by is not None and state == "active":
+            state = "superseded"  # a newer rule may replace it: marked, waits in review
         return Entry(
             id=block.id,
             sector=sector,
@@ -357,6 +360,8 @@ class MemoryState:
             stale=found.reason if found is not None else None,
             moved=dict(found.moved) if found is not None and found.moved else None,
             proposed=proposed,
+            may_replace=block.meta.get("may") or None if sector == "semantic" else None,
+            superseded_by=superseded_by,
         )
 
     def semantic_entries(self) -> list[Entry]:

@@ -34,6 +34,7 @@ from ..common.protocol import (
     SHUTTING_DOWN,
     error_reply,
 )
+from ..core.frame import use_meaning
 from . import handlers
 from .cache import ReadCache
 from .config import Config, ConfigError, load_config
@@ -127,6 +128,7 @@ class Server:
     # -- start -----------------------------------------------------------------------------
     def start(self) -> None:
         self._install_signals()  # a SIGTERM from here on is a clean stop
+        use_meaning()  # the daemon judges every save by meaning; the model loads on first use
         for project in sorted(self.registry.projects()):
             self.writer.projects.attach(project)  # before the writer thread runs: no race
         router = self.context.socket(zmq.ROUTER)
