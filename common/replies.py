@@ -80,6 +80,7 @@ class SaveSemanticReply(TypedDict):
     replaced: dict[str, Any] | None
     reason: str
     screened: bool
+    may_replace: str | None  # added, linked to the older entry it may replace (both kept)
     removed: NotRequired[str]  # the hidden characters taken out of the fact, when any
 
 

@@ -32,7 +32,8 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
   and served, the older marked "possibly superseded", both listed in review until a person
   resolves it). A wrong merge loses the newer text; a link loses nothing. The older stays
   served: on the replayed histories most links join two rules the final file keeps, so
-  hiding the older on a link would drop live rules.
+  hiding the older on a link would drop live rules. Two refusals that differ in one word
+  ("Never deploy on Monday" / "Never deploy on Friday") are never linked: refusals add up.
 """
 
 from __future__ import annotations
@@ -174,6 +175,19 @@ def similar(a: str, b: str) -> float | None:
     return None if _similar is None else _similar(a, b)
 
 
+def _two_refusals(old_text: str, new_text: str) -> bool:
+    """Both texts one negative clause, word for word the same but for one word: two things
+    refused, both standing ("Never deploy on Monday" / "Never deploy on Friday")."""
+    old, new = old_text.rstrip(".!").split(), new_text.rstrip(".!").split()
+    if len(old) != len(new) or len(old) > MAX_WORDS:
+        return False
+    if any(len(_CLAUSE.split(t.rstrip(".!"))) != 1 for t in (old_text, new_text)):
+        return False
+    if not (_NEGATION.search(old_text) and _NEGATION.search(new_text)):
+        return False
+    return sum(a.lower() != b.lower() for a, b in zip(old, new, strict=True)) == 1
+
+
 def may_replace(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[str, float] | None:
     """The ``(entry_id, cosine)`` of the entry of ``existing`` that ``new_text`` may replace:
     the closest in meaning at ``MAY_REPLACE`` or more, not another subject by its frame (the
@@ -184,6 +198,8 @@ def may_replace(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[str
     for entry_id, text in existing:
         cosine = _similar(text, new_text)
         if cosine < MAY_REPLACE or (best is not None and cosine < best[1]):
+            continue
+        if _two_refusals(text, new_text):
             continue
         framed = compare(text, new_text)
         if framed is None or framed[0] != "added":

@@ -85,6 +85,20 @@ def test_keeping_both_unlinks_them(tmp_path: Path, meaning: object) -> None:
     assert after[a.entry.id].state == "active" and after[b.entry.id].may_replace is None
 
 
+def test_refusals_add_up_and_are_never_linked(tmp_path: Path, meaning: object) -> None:
+    store = MemoryStore(tmp_path)
+    days = [f"Never deploy on {day}" for day in ("Monday", "Tuesday", "Wednesday")]
+    assert frame.similar(days[0], days[1]) >= frame.MAY_REPLACE  # close enough to be linked
+    saved = [store.run(lambda m, t=t: m.save_semantic(t, "project_context", 1.0)).result
+             for t in days]  # fmt: skip
+    assert [s.action for s in saved] == ["added"] * 3
+    assert all(s.may_replace is None for s in saved)
+    assert {e.state for e in store.read().view().semantic} == {"active"}
+    # One word more may refine a refusal, and a changed choice may replace one: both linkable.
+    assert not frame._two_refusals("Never deploy on Monday", "Never deploy on Monday mornings")
+    assert not frame._two_refusals("Deploy on Monday", "Deploy on Tuesday")
+
+
 def test_without_the_model_nothing_is_linked(tmp_path: Path) -> None:
     previous = frame._similar
     frame._similar = None  # a hook process: the model is never loaded there

@@ -5,6 +5,7 @@ Nothing here writes a CLI's hooks or trust entries by hand."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -28,7 +29,12 @@ def semantic(project: Path) -> str:
 
 
 def lines_with(project: Path, needle: str) -> list[str]:
-    return [line for line in semantic(project).splitlines() if needle in line]
+    """The entry lines (not the Maintenance Log's) of semantic.md holding ``needle``."""
+    return [
+        line
+        for line in semantic(project).splitlines()
+        if needle in line and re.match(r"- \[\d{4}-\d\d-\d\d\] \[\d\.\d\d\] ", line)
+    ]
 
 
 def save(agent: Agent, fact: str, confidence: str = "1.0") -> None:

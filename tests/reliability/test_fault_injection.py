@@ -101,7 +101,7 @@ def test_real_full_disk_keeps_the_old_files(tiny_disk: Path) -> None:
     finally:
         os.close(fd)
     with pytest.raises(MemoryWriteError) as info:
-        store.save_semantic("A long rule " + "y" * 20000, "quality_rule", 1.0)
+        store.save_semantic("A long rule " + "y" * 3900, "quality_rule", 1.0)
     assert info.value.errno == errno.ENOSPC
     assert "previous files are intact" in str(info.value)
     assert snapshot(store.memory_dir) == before

@@ -200,9 +200,9 @@ def test_real_full_disk_under_the_daemon(daemon: DaemonHandle, tiny_disk: Path) 
     for op, args in [
         (
             "save_semantic",
-            {"fact": "A long rule " + "y" * 20000, "category": "quality_rule", "confidence": 1.0},
+            {"fact": "A long rule " + "y" * 3900, "category": "quality_rule", "confidence": 1.0},
         ),
-        ("save_episodic", {"context": "A long episode " + "z" * 20000, "session_id": "s2"}),
+        ("save_episodic", {"context": "A long episode " + "z" * 3900, "session_id": "s2"}),
     ]:
         reply = daemon.send(op, root, args)
         assert reply["ok"] is False, reply
