@@ -1,4 +1,5 @@
-"""The benchmark cases P1-P8 and the harness they share (a private daemon, generated projects)."""
+"""The benchmark cases P1-P8, P6b and P11, and the harness they share (a private daemon,
+generated projects)."""
 
 from __future__ import annotations
 
@@ -551,6 +552,73 @@ def case_p8(bench: Bench) -> Result:
     }
 
 
+# -- P11 ----------------------------------------------------------------------------------------
+def _direct_start(root: Path, env: dict[str, str], n: int) -> tuple[list[float], int]:
+    """The session-start hook with no daemon for ``root`` (direct mode): wall ms per run, and
+    how many runs served the memory (a hook past its deadline fails open with none)."""
+    hook = [sys.executable, "-m", "maestro_memory.client.cli", "hook", "claude", "session-start"]
+    times, served = [], 0
+    for i in range(n + 1):  # the first run warms the page cache and is not counted
+        event = {"session_id": f"bench-p11-{i}", "cwd": str(root), "source": "startup"}
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            hook, env=env, input=json.dumps(event).encode(), capture_output=True, check=True
+        )
+        if i:
+            times.append((time.perf_counter() - t0) * 1000)
+            served += (
+                "Quality Rules" in done.stdout.decode() or "module rule" in done.stdout.decode()
+            )
+    return times, served
+
+
+def case_p11(bench: Bench) -> Result:
+    """A memory file as full as saves make it (``SAVE_MAX_BYTES``): the session-start hook with
+    the daemon up (the path a registered project takes) and in direct mode (the slowest path),
+    against an ordinary 200-entry project in the same run; and a 5 MB file, which is refused
+    (timed: the refusal reads no more than the limit)."""
+    from maestro_memory.common.limits import SAVE_MAX_BYTES
+
+    direct_home = bench.tmp / "p11-home"  # no daemon there
+    direct_home.mkdir(mode=0o700)
+    direct_env = {**bench.env, "MAESTRO_HOME": str(direct_home)}
+    n = bench.reps(3, 10)
+    low, high = 200, 200
+    while len(semantic_text(high).encode()) <= SAVE_MAX_BYTES:
+        low, high = high, high * 2
+    while high - low > 1:  # the most entries that fit the limit
+        mid = (low + high) // 2
+        fits = len(semantic_text(mid).encode()) <= SAVE_MAX_BYTES
+        low, high = (mid, high) if fits else (low, mid)
+    full = bench.project(0, 20)
+    semantic = layout.memory_dir(full) / layout.MEMORY_FILES["semantic"]
+    semantic.write_text(semantic_text(low))
+    with bench.client() as c:  # the daemon reads the new file before the runs
+        c.register(full)
+    small = bench.project(200, 20)
+    base_ms, _ = _direct_start(small, bench.env, n)
+    full_ms, served = _direct_start(full, bench.env, n)
+    direct_ms, direct_served = _direct_start(full, direct_env, n)
+    huge = bench.project(0, 20, register=False)
+    (layout.memory_dir(huge) / layout.MEMORY_FILES["semantic"]).write_text(semantic_text(45_000))
+    huge_ms, _ = _direct_start(huge, direct_env, n)
+    med, base = statistics.median(full_ms), statistics.median(base_ms)
+    return {
+        "id": "P11",
+        "case": f"hook session-start, daemon up, semantic.md full ({low:,} entries), ms",
+        "median": med,
+        "p99": percentile(full_ms, 99),
+        "baseline": "the same hook on 200 entries",
+        "baseline_median": base,
+        "ratio": med / base,
+        "target": "<= 1.5x, every run served",
+        "met": med / base <= 1.5 and served == n,
+        "note": f"{served} of {n} served; in direct mode {statistics.median(direct_ms):.0f} ms "
+        f"median, {direct_served} of {n} served within the hook's deadline; a 5 MB file is "
+        f"refused in {statistics.median(huge_ms):.0f} ms (median)",
+    }
+
+
 CASES: list[tuple[str, Callable[[Bench], Result]]] = [
     ("P1", case_p1),
     ("P2", case_p2),
@@ -561,4 +629,5 @@ CASES: list[tuple[str, Callable[[Bench], Result]]] = [
     ("P7", case_p7),
     ("P8", case_p8),
     ("P6B", case_p6b),
+    ("P11", case_p11),
 ]

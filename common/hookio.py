@@ -25,7 +25,7 @@ TOOL_EVENT_NAMES: dict[str, dict[str, str]] = {
     "codex": HOOK_EVENT_NAMES,
     "gemini": {**HOOK_EVENT_NAMES, "user-prompt": "BeforeAgent", "stop": "AfterAgent"},
 }
-DEFAULT_MAX_TOKENS = 500  # a session start's block
+REMEMBERED_PREFIX = "Remembered: "  # the prompt hook's line (core/injected.py strips it)
 REMEMBERED_LIMIT = 200  # characters of the "Remembered: …" line
 PROMPT_MAX_TOKENS = 200  # a prompt's block: small, it comes with every prompt
 MARK_RESERVE = 40  # tokens of a session start's budget kept for the out-of-date line
@@ -90,7 +90,7 @@ def remembered(result: Mapping[str, Any]) -> str:
         elif fact and s.get("action") == "rejected" and verdict != "refused":
             why = str(s.get("reason") or "refused").split(";")[0]
             refused.append(f"Not remembered ({why}): {fact}")
-    parts = ["Remembered: " + "; ".join(saved["instruction"])] if saved["instruction"] else []
+    parts = [REMEMBERED_PREFIX + "; ".join(saved["instruction"])] if saved["instruction"] else []
     parts += [PROPOSED + "; ".join(saved["proposal"])] if saved["proposal"] else []
     return cut(" — ".join(parts + refused))
 

@@ -24,6 +24,14 @@ MEMORY_FILES: dict[str, str] = {
     "archive": "archive.md",
 }
 STATE_FILE = ".state.json"
+# semantic.md's categories: key -> the spec's ``##`` heading, in file order (core/model.py
+# derives the rest; the MCP door and the CLI list them without loading the core).
+CATEGORY_HEADINGS: dict[str, str] = {
+    "user_preference": "User Preferences",
+    "architecture_decision": "Architecture Decisions",
+    "quality_rule": "Quality Rules",
+    "project_context": "Project Context",
+}
 
 
 def memory_dir(project: str | os.PathLike[str]) -> Path:

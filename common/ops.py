@@ -39,7 +39,7 @@ from ..core.store import MemoryStore, session_references
 from ..core.toolmem import ImportReport
 from . import layout, worktree
 from .agents import AGENTS as TOOLS
-from .limits import FACT_MAX_CHARS, TOO_LARGE
+from .limits import CONTEXT_MAX_TOKENS, FACT_MAX_CHARS, TOO_LARGE
 from .protocol import BAD_REQUEST, CONFLICT, INTERNAL, NOT_FOUND, REJECTED, OpError
 
 T = TypeVar("T")
@@ -181,7 +181,7 @@ def op_initialize(backend: Backend, project: Path, args: Args) -> dict[str, Any]
 def op_build_context(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
     task = opt_str(args, "task")
     query = opt_str(args, "query")
-    max_tokens = opt_int(args, "max_tokens", 500)
+    max_tokens = opt_int(args, "max_tokens", CONTEXT_MAX_TOKENS)
     session_id = opt_str(args, "session_id")
     unseen_only = opt_bool(args, "unseen_only")
     for_tool = opt_str(args, "for_tool")
@@ -363,10 +363,23 @@ def op_forget(backend: Backend, project: Path, args: Args) -> dict[str, Any]:
 def _drop_hook_block(project: Path) -> None:
     """The last block a session-start hook kept for the project may quote what was just
     forgotten: it goes too (the next session start keeps a new one)."""
+    import json
+
     from . import paths
 
+    named = paths.resolve().hook_block_path(project)
+    mine = str(layout.canonical_project(project))
     try:
-        paths.resolve().hook_block_path(project).unlink(missing_ok=True)
+        named.unlink(missing_ok=True)
+        # A block kept under another name (an earlier release named them by FNV-1a) that
+        # names this project goes too: nothing forgotten stays quoted anywhere.
+        for other in named.parent.glob("*.json") if named.parent.is_dir() else ():
+            try:
+                kept = json.loads(other.read_bytes())
+            except (OSError, ValueError):
+                continue
+            if isinstance(kept, dict) and kept.get("project") == mine:
+                other.unlink(missing_ok=True)
     except OSError as exc:
         raise OpError(
             INTERNAL, f"forgotten, but the hooks' last block of {project} is still there: {exc}"

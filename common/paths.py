@@ -84,13 +84,13 @@ class Paths(NamedTuple):  # not a dataclass: the client loads this in agent hook
 
     def hook_block_path(self, project: Path | str) -> Path:
         """The last context block a session-start hook served for ``project``
-        (``<state>/hook-blocks/<FNV-1a 64 of its canonical path>.json``; no hashlib: hooks pay
-        for every import, and the path inside the file is checked on reading). ``forget``
-        deletes it, whatever path (a symlink …) the hook was given."""
-        key = 0xCBF29CE484222325
-        for byte in os.fsencode(str(canonical_project(project))):
-            key = ((key ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-        return self.state_dir / HOOK_BLOCKS_DIR / f"{key:016x}.json"
+        (``<state>/hook-blocks/<BLAKE2b-64 of its canonical path>.json``; the path inside the
+        file is checked on reading). ``forget`` deletes it, whatever path (a symlink …) the
+        hook was given, and any other block in the folder that names the project."""
+        import hashlib  # deferred: only a session start and forget need it
+
+        key = hashlib.blake2b(os.fsencode(str(canonical_project(project))), digest_size=8)
+        return self.state_dir / HOOK_BLOCKS_DIR / f"{key.hexdigest()}.json"
 
     def all_dirs(self) -> tuple[Path, ...]:
         return (self.runtime_dir, self.state_dir, self.config_dir, self.log_dir)

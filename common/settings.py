@@ -26,6 +26,7 @@ from typing import Any
 
 from ..core.memory import Settings
 from ..core.model import InputError
+from .atomic import write_atomic
 from .errors import MaestroError
 
 
@@ -118,7 +119,6 @@ def add_trusted(path: Path, folder: str) -> bool:
     False when it is there already. The rest of the file is kept as written: a ``[trust]``
     table is appended, or its ``directories`` line replaced. The result is parsed again
     before it replaces the file (``SettingsError`` when an edit by hand is needed)."""
-    from ..core import fsio
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -152,5 +152,5 @@ def add_trusted(path: Path, folder: str) -> bool:
     if sorted(trusted_directories(check, str(path))) != sorted(wanted):
         raise SettingsError(f"{path}: cannot add to [trust] directories; add {folder} by hand")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fsio.write_atomic(path, new.encode("utf-8"), mode=0o600)
+    write_atomic(path, new.encode("utf-8"), mode=0o600)
     return True

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .lexicon import ABBREVIATION_FILLER, ANCHOR_PLAIN_WORDS, EXCEPTION_WORDS, normalise
+from .lexicon import ABBREVIATION_FILLER, ANCHOR_PLAIN_WORDS, CODE_SPAN, EXCEPTION_WORDS, normalise
 from .rule_reading import FAMILIES
 from .text import stem
 
@@ -45,7 +45,6 @@ MAX_REPLACED_RUN = 1  # a replaced run of more content words on both sides is an
 MIN_CONTENT = 4  # content words each text needs for this reading (real edits are long)
 FRAME_WORDS = 3  # equal words around a one-word swap for "same scope, changed tool"
 
-_CODE = re.compile(r"`([^`\n]+)`")
 _WORD = re.compile(r"[\w$@~.+#*/<>-]+|[^\w\s]")
 _ANCHORISH = re.compile(
     r"""^(?:
@@ -85,7 +84,7 @@ def anchors(text: str) -> frozenset[str]:
     names or numbers."""
     out: set[str] = set()
     text = _unescape(text)
-    for span in _CODE.findall(text):
+    for span in CODE_SPAN.findall(text):
         whole = _norm_anchor(span)
         if not whole or all(w in ANCHOR_PLAIN_WORDS for w in re.findall(r"[a-z']+", whole)):
             continue  # `Always`, `We always`: emphasis written as code, not code
@@ -94,7 +93,7 @@ def anchors(text: str) -> frozenset[str]:
             part = part.strip(_PUNCT)
             if part and _ANCHORISH.match(part) and _norm_anchor(part) != whole:
                 out.add(_norm_anchor(part))
-    rest = _CODE.sub(" ", text)
+    rest = CODE_SPAN.sub(" ", text)
     for raw in rest.split():
         word = raw.strip(_PUNCT + "*_")
         if len(word) < 2 or not _ANCHORISH.match(word) or _SHORT_ACRONYM.match(word):

@@ -63,6 +63,7 @@ from functools import lru_cache
 from .anchors import judge_edit, narrows
 from .frame import compare
 from .lexicon import (
+    CODE_SPAN,
     normalise,
 )
 from .rule_reading import (
@@ -291,7 +292,6 @@ def _may_relate(old: Rule, new: Rule) -> bool:
 
 _LABEL = re.compile(r"^\s*(?P<label>[A-Za-z`][\w`.&/+#() -]{0,40}?)\s*:\s+(?P<rest>\S.*)$", re.S)
 _DEFINITION = re.compile(r"^\s*(?P<subject>`[^`]+`|[A-Z][\w.+#/-]*)\s+(?:is|are)\s+\S")
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 NEAR_SIMILARITY = 0.75  # share of tokens two texts must have in common to be one rule
 NEAR_SHARED = 4  # and at least this many shared tokens
 
@@ -310,7 +310,7 @@ def _full(text: str) -> tuple[Tok, ...]:
         spans.add(joined.lower())
         return f" {joined} "
 
-    text = _CODE_SPAN.sub(one_token, normalise(text))
+    text = CODE_SPAN.sub(one_token, normalise(text))
     quoted = quoted_words(text) | spans
     toks, _ = rule_tokens(read_limits(text), quoted)
     return tuple(

@@ -39,13 +39,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .lexicon import CODE_SPAN
+
 # A stale entry's proposal: it waits for a person (maintenance without decisions skips it).
 WAITING: tuple[str, ...] = ("rewrite", "review")
 SEEN_LIMIT = 5000  # the ledger keeps at most this many seen paths (only those still named)
 RENAME_HOPS = 20  # a -> b -> c … followed at most this far
 EXTRACT_CACHE = 8192  # texts whose paths are remembered (one entry each, a few hundred bytes)
 
-_BACKTICK = re.compile(r"`([^`\n]+)`")
 _TOKEN = re.compile(r"\S+")
 _STRIP_LEAD = "([{<\"'"
 _STRIP_TRAIL = ".,;:!?)]}>\"'"
@@ -126,8 +127,8 @@ def _extract(text: str, root: str) -> tuple[Named, ...]:
         if rel is not None and rel[0] not in found:
             found[rel[0]] = Named(token, rel[0], rel[1])
 
-    spans = [(m.start(), m.end()) for m in _BACKTICK.finditer(text)]
-    for m in _BACKTICK.finditer(text):
+    spans = [(m.start(), m.end()) for m in CODE_SPAN.finditer(text)]
+    for m in CODE_SPAN.finditer(text):
         for token in _TOKEN.findall(m.group(1)):
             consider(token, True)
     outside = text

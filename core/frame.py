@@ -62,8 +62,7 @@ _REJECT_OBJECT = re.compile(
     re.I,
 )
 _CONDITION = re.compile(r"\b(?:if|unless|when|whenever|where)\b", re.I)
-_CODE = re.compile(r"`([^`\n]+)`")
-_WORD = re.compile(r"`[^`\n]+`|[\w@~./*+#-]+")
+_WORD = re.compile(r"`[^`\n]+`|[\w@~./*+#-]+")  # a code span is one word
 _IDENT = re.compile(r"^(?:[A-Z]|\d+|#\d+|[ivx]+)$")
 _PATH = re.compile(r"/|^[\w-]{2,}\.[a-z0-9]{1,5}$")  # src/, package.json (not "e.g")
 

@@ -41,14 +41,22 @@ import fcntl
 import json
 import logging
 import os
-import secrets
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import LinkRefused, MemoryWriteError, ProjectMissing, UnsafeMemory, UntrustedFolder
+from ..common.atomic import TEMP_MARK, temp_name
+from ..common.limits import MEMORY_FILE_MAX_BYTES, memory_file_too_large
+from .model import (
+    LinkRefused,
+    MemoryWriteError,
+    ProjectMissing,
+    TooLarge,
+    UnsafeMemory,
+    UntrustedFolder,
+)
 
 log = logging.getLogger("maestro_memory.core")
 
@@ -56,7 +64,6 @@ FileSignature = tuple[int, int, int]  # (inode, size, mtime_ns)
 
 LOCK_FILE = ".lock"
 INTENT_FILE = ".commit"
-TEMP_MARK = ".tmp-"
 
 
 @dataclass
@@ -249,7 +256,11 @@ def read_file(folder: Folder, name: str) -> bytes | None:
         os.close(fd)
         raise UnsafeMemory(f"refusing {path}: it is not a regular file")
     with os.fdopen(fd, "rb") as src:
-        return src.read()
+        data = src.read(MEMORY_FILE_MAX_BYTES + 1)  # bounded: a huge file is never loaded
+        if len(data) > MEMORY_FILE_MAX_BYTES:
+            size = max(os.fstat(src.fileno()).st_size, len(data))
+            raise TooLarge(memory_file_too_large(path, size, writing=False))
+        return data
 
 
 def signature(folder: Folder, names: tuple[str, ...]) -> tuple[FileSignature | None, ...]:
@@ -339,10 +350,6 @@ def encode(text: str) -> bytes:
     return text.encode("utf-8", errors="surrogateescape")
 
 
-def _temp_name(name: str) -> str:
-    return f".{name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
-
-
 def _write_temp(
     folder: Folder,
     name: str,
@@ -354,7 +361,7 @@ def _write_temp(
         mode = os.stat(name, dir_fd=folder.fd, follow_symlinks=False).st_mode & 0o777
     except FileNotFoundError:
         mode = 0o644
-    tmp = _temp_name(name)
+    tmp = temp_name(name)
     fd = IO.open_temp(folder.fd, tmp, mode)
     temps.append(tmp)
     try:
@@ -400,6 +407,9 @@ def commit(
     pairs: list[tuple[str, str]] = []
     renamed = 0
     intent = False
+    for name, data in files.items():  # refused before a byte is written
+        if len(data) > MEMORY_FILE_MAX_BYTES:
+            raise TooLarge(memory_file_too_large(memory_dir / name, len(data), writing=True))
     try:
         for name, data in files.items():
             pairs.append((_write_temp(folder, name, data, temps, sigs), name))
@@ -504,41 +514,3 @@ def recover(folder: Folder) -> list[str]:
             actions.append(f"deleted stale temp file {name} left by an interrupted writer")
             log.warning("%s in %s", actions[-1], memory_dir)
     return actions
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` whole or not at all, for any one file outside the memory
-    directory (settings, registry, service file, pid file, a merge result): a temp file in the
-    same directory, fsynced, renamed over ``path``, then the directory fsynced (best effort).
-
-    ``mode``: the new file's exact permissions; default: those of the file it replaces, else
-    0o666 minus the umask (as for any new file). On error the temp file is removed, ``path``
-    is untouched and the ``OSError`` propagates.
-    """
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
-    if mode is None:
-        with contextlib.suppress(FileNotFoundError):
-            mode = target.stat().st_mode & 0o7777
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
-            if mode is not None:
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            IO.fsync_dir(fd)
-        finally:
-            os.close(fd)

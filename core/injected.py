@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import re
 
+from ..common.hookio import REMEMBERED_PREFIX
 from .context import FOOTER, HEADER
 
 __all__ = ["REMEMBERED_PREFIX", "WRAPPER_TAGS", "strip_injected"]
 
 # The tags agent tools wrap injected context in (what they put around a hook's output).
 WRAPPER_TAGS = ("hook_context", "system-reminder", "user-prompt-submit-hook", "session-start-hook")
-REMEMBERED_PREFIX = "Remembered: "  # the prompt hook's one line (client/integrations/hooks.py)
 
 _WRAPPERS = re.compile(
     r"<(?P<tag>" + "|".join(re.escape(t) for t in WRAPPER_TAGS) + r")(?:\s[^>]*)?>"

@@ -336,7 +336,8 @@ _TRANSLATE = str.maketrans(
 _DASH = re.compile(
     r"(?:(?<!\s)\s*|(?=[\u2013\u2014\u2015]))[\u2013\u2014\u2015]+\s*|(?<!\s)\s+--\s+"
 )
-_CODE = re.compile(r"`[^`\n]+`")
+# An inline code span, its text in group 1: the one pattern every reader of rules uses.
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _LINK = re.compile(r"!?\[([^\[\]\n]+)\]\(([^()\s]*)\)")
 # Emphasis: the marked text starts and ends with a letter/digit/backtick and the marks are not
 # inside a word (snake_case, a*b) or a pattern (*.test.ts). The span is at most 400 characters,
@@ -373,7 +374,7 @@ def _strip_marks(line: str) -> str:
         kept.append(match.group(0))
         return f"\ue010{len(kept) - 1}\ue011"
 
-    line = _CODE.sub(hide, line)
+    line = CODE_SPAN.sub(hide, line)
     line = _LINK.sub(lambda m: m.group(1), line)
     for _ in range(2):  # nested emphasis: ***x***, **_x_**
         for pattern in _EMPHASIS:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..common.limits import CONTEXT_MAX_TOKENS
 from . import decay, evidence, forgetting, importing, maintenance, saving
 from . import view as read_view
 from .forgetting import FORGOTTEN_MARK
@@ -136,7 +137,7 @@ class Memory(MemoryState):
         self,
         task: object = None,
         query: object = None,
-        max_tokens: object = 500,
+        max_tokens: object = CONTEXT_MAX_TOKENS,
         session_id: object = None,
         unseen_only: bool = False,
         for_tool: object = None,

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ..common.errors import MaestroError
 from ..common.hidden import describe_removed, remove_hidden
+from ..common.layout import CATEGORY_HEADINGS as CATEGORY_HEADINGS
 from ..common.limits import FACT_MAX_CHARS, TOO_LARGE, fact_too_long
 
 Sector = Literal["semantic", "episodic"]
@@ -23,13 +24,7 @@ SaveAction = Literal["added", "replaced", "reinforced", "rejected"]
 # served, the older marked, both wait in review.
 EntryState = Literal["active", "flagged", "contradicted", "stale", "proposed", "superseded"]
 
-# The semantic categories: key -> the spec's ``##`` heading in semantic.md, in file order.
-CATEGORY_HEADINGS: dict[str, str] = {
-    "user_preference": "User Preferences",
-    "architecture_decision": "Architecture Decisions",
-    "quality_rule": "Quality Rules",
-    "project_context": "Project Context",
-}
+# The semantic categories (key -> the spec's ``##`` heading in semantic.md, in file order).
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_HEADINGS)  # the category list: defined above, once
 HEADING_CATEGORIES: dict[str, str] = {v.lower(): k for k, v in CATEGORY_HEADINGS.items()}
 

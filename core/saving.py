@@ -12,12 +12,13 @@ from collections.abc import Iterable
 from typing import Literal
 
 from ..common.hidden import describe_removed, remove_hidden
+from ..common.limits import SAVE_MAX_BYTES, memory_full
 from . import rules
 from .contradiction import classify, same_rule
 from .durable import judge
 from .frame import may_replace
 from .injected import strip_injected
-from .markdown import ENTRIES_HEADING, EntryBlock, fmt_confidence, insert_entry
+from .markdown import ENTRIES_HEADING, EntryBlock, FileKind, fmt_confidence, insert_entry
 from .model import (
     CATEGORY_HEADINGS,
     DEFAULT_EPISODIC_CONFIDENCE,
@@ -28,6 +29,7 @@ from .model import (
     RejectedError,
     SaveResult,
     Signal,
+    TooLarge,
     validate_category,
     validate_confidence,
     validate_size,
@@ -39,6 +41,7 @@ from .secrets import redact, screen, strip_private
 from .shown import split_shown
 from .signals import DetectedSignal, detect_signals
 from .state import (
+    FILES,
     SHOWN_PER_SESSION,
     SHOWN_SESSIONS,
     MemoryState,
@@ -55,9 +58,19 @@ def save_semantic(
     text = validate_fact(fact, name="fact")
     cat = validate_category(category)
     conf = DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+    refuse_when_full(memory, "semantic")
     result = _save_semantic(memory, text, cat, conf)
     result.removed = hidden_removed(fact)
     return result
+
+
+def refuse_when_full(memory: MemoryState, kind: FileKind) -> None:
+    """A new memory goes only into a file below ``SAVE_MAX_BYTES`` (``common/limits.py``: the
+    rest of the size limit is room for the bookkeeping), for every door: the API, the prompt
+    door's signals, the agent tools' import."""
+    size = len(memory.docs[kind].render().encode("utf-8", errors="surrogateescape"))
+    if size > SAVE_MAX_BYTES:
+        raise TooLarge(memory_full(FILES[kind], size))
 
 
 def hidden_removed(raw: object) -> str:
@@ -191,6 +204,7 @@ def save_episodic(
     raw = validate_text(context_text, name="context")
     sid = validate_session(session_id)
     conf = DEFAULT_EPISODIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
+    refuse_when_full(memory, "episodic")
     raw = _screened_episodic(raw)
     body = _episodic_body(raw)
     text = " ".join(raw.split())

@@ -14,7 +14,6 @@ from .lexicon import PAST_FORMS
 
 FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 
-INLINE_CODE = re.compile(r"`([^`\n]+)`")
 
 URL = re.compile(r"\b(?:https?://|www\.)\S+")
 

@@ -59,6 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .lexicon import (
+    CODE_SPAN,
     ED_BASE_VERBS,
     NOT_IMPERATIVE,
     OUTPUT_LABELS,
@@ -97,7 +98,6 @@ from .signal_patterns import (
     I_DONT_WANT,
     I_PREFERENCE,
     IN_PROGRESS,
-    INLINE_CODE,
     INSTEAD,
     INSTEAD_END,
     KIND_DEFAULT,
@@ -192,7 +192,7 @@ def _mask(text: str) -> tuple[str, list[str]]:
         return f"\ue000{len(kept) - 1}\ue001"
 
     text = FENCE.sub("\n", text)
-    text = INLINE_CODE.sub(lambda m: hide(_code(m.group(1).strip())), text)
+    text = CODE_SPAN.sub(lambda m: hide(_code(m.group(1).strip())), text)
     text = URL.sub(lambda m: hide(m.group(0)), text)
     return text, kept
 

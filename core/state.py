@@ -73,7 +73,6 @@ class Settings:
     decay_unit: DecayUnit = "day"
     reinforce_on: ReinforceOn = "injected"
     episodic_cap: int = EPISODIC_CAP
-    default_max_tokens: int = 500
     trusted: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:

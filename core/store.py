@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..common import layout
+from ..common.limits import CONTEXT_MAX_TOKENS
 from . import fsio
 from .memory import FILES, STATE_FILE, Memory, Settings
 from .model import (
@@ -297,7 +298,7 @@ class MemoryStore:
         self,
         task: str | None = None,
         query: str | None = None,
-        max_tokens: int = 500,
+        max_tokens: int = CONTEXT_MAX_TOKENS,
         session_id: str | None = None,
     ) -> str:
         return self.build_context_result(task, query, max_tokens, session_id).context
@@ -306,7 +307,7 @@ class MemoryStore:
         self,
         task: str | None = None,
         query: str | None = None,
-        max_tokens: int = 500,
+        max_tokens: int = CONTEXT_MAX_TOKENS,
         session_id: str | None = None,
         unseen_only: bool = False,
     ) -> ContextResult:

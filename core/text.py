@@ -20,18 +20,17 @@ Everything here is a pure function of its input. The rules, written down once:
   ``-ed``, ``-ly``, ``-ment``, ``-ation`` …, applied once, never shortening a word below three
   letters, to English (ASCII) words only. It is deliberately conservative: it must map
   ``tests``/``testing``/``tested`` together without merging unrelated words.
-* **Token estimate** (``estimate_tokens``): ``ceil(characters / 4)``, the usual rule of thumb for
-  English with BPE tokenisers; it over-counts slightly for plain prose, which keeps the context
-  block inside its budget.
+* **Token estimate** (``estimate_tokens``, at home in ``common/limits.py`` so that the hooks count
+  alike without loading the core): ``ceil(characters / 4)``.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from functools import lru_cache
 
+from ..common.limits import estimate_tokens
 from .lexicon import NEGATIONS, STOP_WORDS
 
 __all__ = [
@@ -159,8 +158,3 @@ def content_tokens(text: str) -> list[str]:
 def content_set(text: str) -> frozenset[str]:
     """``content_tokens`` as a set, cached: the hot path of relevance ranking."""
     return frozenset(content_tokens(text))
-
-
-def estimate_tokens(text: str) -> int:
-    """Token estimate used for the context budget: ``ceil(len(text) / 4)``."""
-    return math.ceil(len(text) / 4)

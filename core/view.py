@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..common.agents import AGENTS
+from ..common.limits import CONTEXT_MAX_TOKENS
 from . import context as ctx
 from . import toolmem
 from .injected import strip_injected
@@ -110,7 +111,7 @@ class MemoryView:
         self,
         task: object = None,
         query: object = None,
-        max_tokens: object = 500,
+        max_tokens: object = CONTEXT_MAX_TOKENS,
         session_id: object = None,
         unseen_only: bool = False,
         for_tool: object = None,

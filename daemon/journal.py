@@ -35,8 +35,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..common.atomic import write_atomic
 from ..common.statefiles import KEEP_ROTATED, journal_name, read_journal
-from ..core import fsio
 from ..core.markdown import EntryBlock
 from ..core.memory import FORGOTTEN_MARK, Memory, MemoryView
 from ..core.secrets import redact_value
@@ -208,7 +208,7 @@ class Journal:
                         hits += 1
                     new.append(line)
                 if hits:
-                    fsio.write_atomic(path, "".join(new).encode("utf-8"), mode=0o600)
+                    write_atomic(path, "".join(new).encode("utf-8"), mode=0o600)
                     changed += hits
         return changed
 

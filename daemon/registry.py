@@ -11,15 +11,15 @@ import logging
 import threading
 from pathlib import Path
 
+from ..common.atomic import write_atomic
 from ..common.statefiles import read_registry
-from ..core import fsio
 
 log = logging.getLogger("maestrod")
 
 
 def atomic_write_json(path: Path, data: object) -> None:
     payload = (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
-    fsio.write_atomic(path, payload, mode=0o600)
+    write_atomic(path, payload, mode=0o600)
 
 
 class Registry:

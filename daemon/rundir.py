@@ -18,8 +18,8 @@ import os
 import time
 from pathlib import Path
 
+from ..common.atomic import write_atomic
 from ..common.paths import SUN_PATH_MAX, Paths, dir_problem, home_refusal
-from ..core import fsio
 
 LOCK_GRACE_SECONDS = 0.25
 
@@ -116,7 +116,7 @@ class InstanceLock:
         return text if text.isdigit() else "unknown"
 
     def _write_pid(self) -> None:
-        fsio.write_atomic(self.paths.pid_path, f"{os.getpid()}\n".encode())
+        write_atomic(self.paths.pid_path, f"{os.getpid()}\n".encode())
 
     def release(self) -> None:
         """Remove the socket and pid file, then drop the lock (in that order: whoever takes

@@ -44,7 +44,7 @@ from ..common.protocol import INTERNAL, NOT_REGISTERED, OpError, error_reply, ok
 from ..core import fsio
 from ..core.markdown import EntryBlock
 from ..core.memory import Memory, MemoryView, Settings
-from ..core.model import MemoryWriteError, UnsafeMemory
+from ..core.model import MemoryWriteError, TooLarge, UnsafeMemory
 from ..core.store import READ_NAMES, MemoryStore, Signature, today
 from . import journal as jr
 from .cache import ReadCache
@@ -301,7 +301,7 @@ class ProjectFiles:
             # (reliability) A commit a crash cut short is completed before the first read, so
             # the cache never serves half of it (never called holding the project lock).
             memory = self.read(project, tracked, reuse=False, recover=True)
-        except UnsafeMemory as exc:
+        except (UnsafeMemory, TooLarge) as exc:  # refused: a link, a foreign owner, a huge file
             log.error("%s: %s", project, exc)
             self.cache.read_failed(project, str(exc), refused=exc.code)
             return
@@ -332,7 +332,7 @@ class ProjectFiles:
         try:
             self.read(project, tracked, reuse=True)
         except Exception as exc:
-            refused = exc.code if isinstance(exc, UnsafeMemory) else None
+            refused = exc.code if isinstance(exc, UnsafeMemory | TooLarge) else None
             reason = str(exc) if refused else f"cannot read the memory files: {exc}"
             info = self.cache.info(project)
             if info is None or info.read_error != reason:
@@ -678,6 +678,14 @@ class Writer:
                 self._finish(job, JobOutcome.failure(exc.code, str(exc)))
             tracked.memory, tracked.signature, tracked.hashes = None, None, {}
             self.cache.read_failed(project, str(exc), exc.code)
+            return
+        if isinstance(exc, TooLarge):  # read over the limit, or a commit that would pass it
+            log.error("%s: %s", project, exc)
+            for job in pending:
+                self._finish(job, JobOutcome.failure(exc.code, str(exc)))
+            tracked.memory, tracked.signature, tracked.hashes = None, None, {}
+            with contextlib.suppress(Exception):
+                self.projects.attach(project)  # refused again only if the file is over it
             return
         if isinstance(exc, MemoryWriteError):
             message = str(exc.strerror or exc)

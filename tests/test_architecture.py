@@ -186,7 +186,15 @@ def test_no_layer_imports_what_it_must_not() -> None:
 # The modules of common/ that hold names only (standard library imports, no logic that loads
 # anything): the core may import these and no other part of common/, so the rules never depend
 # on the protocol, the paths or the daemon's state files.
-NAMES_ONLY = ("common.agents", "common.errors", "common.hidden", "common.layout", "common.limits")
+NAMES_ONLY = (
+    "common.agents",
+    "common.atomic",
+    "common.errors",
+    "common.hidden",
+    "common.hookio",
+    "common.layout",
+    "common.limits",
+)
 
 
 def test_the_core_imports_only_the_names_only_modules_of_common() -> None:

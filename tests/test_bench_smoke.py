@@ -22,7 +22,7 @@ def test_bench_quick_runs_every_case_and_writes_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())
     ids = [r["id"] for r in data["results"]]
-    assert ids == ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P6b", "P9", "P10"]
+    assert ids == ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P6b", "P11", "P9", "P10"]
     for r in data["results"]:
         assert r["median"] is not None and r["median"] == r["median"]  # measured, not NaN
         assert r["id"] in done.stdout

@@ -1,6 +1,7 @@
 """Each small fact of the memory model is written once (issue 26), checked from the source of
-the package folders: the category list (``core/model.py``), the memory file names
-(``common/layout.py``) and every word list (``core/lexicon.py``)."""
+the package folders: the category list and the memory file names (``common/layout.py``), every
+word list and the code-span pattern (``core/lexicon.py``), the context budget
+(``common/limits.py``) and the tools' event names (``common/hookio.py``)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from maestro_memory.common import layout
+from maestro_memory.common import hookio, layout, limits
 from maestro_memory.core import lexicon
 from maestro_memory.core.model import CATEGORIES, CATEGORY_HEADINGS
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("core", "common", "daemon", "client", "ui")
 
-# Repeats outside core/ and common/ that the client/ui split (branch arch-client) removes; the
-# test insists each is still there, so removing one removes it from here too.
+# Repeats still waiting to be removed; the test insists each is still there, so removing one
+# removes it from here too.
 PENDING: dict[str, set[str]] = {
-    # The MCP door's schema enum: importing core.model would load the core package in every
-    # agent session's 'maestroctl mcp' (tests/client/test_cli_imports.py keeps it out).
-    "category list": {"client/integrations/mcp_tools.py"},
+    "category list": set(),
     "memory file names": set(),
 }
 
@@ -83,9 +82,9 @@ def check_once(name: str, found: dict[str, list[int]], home: str) -> None:
 
 def test_the_category_list_is_defined_once() -> None:
     assert tuple(CATEGORY_HEADINGS) == CATEGORIES
-    assert not hasattr(layout, "CATEGORIES")
-    check_once("category list", places(set(CATEGORIES)), "core/model.py")
-    check_once("category headings", places(set(CATEGORY_HEADINGS.values())), "core/model.py")
+    assert CATEGORY_HEADINGS is layout.CATEGORY_HEADINGS
+    check_once("category list", places(set(CATEGORIES)), "common/layout.py")
+    check_once("category headings", places(set(CATEGORY_HEADINGS.values())), "common/layout.py")
 
 
 def test_the_memory_file_names_are_defined_once() -> None:
@@ -170,3 +169,39 @@ def test_no_two_lexicon_lists_hold_the_same_words() -> None:
         seen[words] = name
     # The determiners are the stop words' own (composed, not retyped).
     assert lexicon.DETERMINERS <= lexicon.STOP_WORDS
+
+
+def constants(value: object) -> dict[str, list[int]]:
+    """Where the packages write ``value`` as a literal."""
+    found: dict[str, list[int]] = {}
+    for rel, tree in trees().items():
+        for node in ast.walk(tree):
+            same = isinstance(node, ast.Constant) and type(node.value) is type(value)
+            if same and node.value == value:
+                found.setdefault(rel, []).append(node.lineno)
+    return found
+
+
+def test_the_code_span_pattern_is_written_once() -> None:
+    assert constants(lexicon.CODE_SPAN.pattern) == {"core/lexicon.py": [lexicon_line()]}
+
+
+def lexicon_line() -> int:
+    source = (REPO / "core" / "lexicon.py").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(source, 1) if line.startswith("CODE_SPAN = "))
+
+
+def test_the_context_budget_is_written_once() -> None:
+    found = constants(limits.CONTEXT_MAX_TOKENS)
+    assert "common/limits.py" in found
+    # Other 500s that are not the budget: the import's file cap, the socket's linger (ms) and
+    # the viewer's HTTP status.
+    others = {"common/toolsources.py", "daemon/server.py", "ui/app.py"}
+    assert set(found) - {"common/limits.py"} <= others, found
+
+
+def test_the_tools_event_names_are_written_once() -> None:
+    names = {n for table in hookio.TOOL_EVENT_NAMES.values() for n in table.values()}
+    found = {rel: lines for name in names for rel, lines in constants(name).items()}
+    # Codex's settings also key its own snake_case table (its config file's words) by them.
+    assert set(found) <= {"common/hookio.py", "client/integrations/codex_settings.py"}, found

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..client import Client
 from ..client.errors import MaestroError, RequestError
+from ..common.limits import CONTEXT_MAX_TOKENS
 from ..common.replies import MaintenanceReply
 from ..common.statefiles import journal_name
 from ..core.context import semantic_band
@@ -35,7 +36,7 @@ class Source:
 
     start_project: str
     client: Client
-    context_budget: int = 500
+    context_budget: int = CONTEXT_MAX_TOKENS
     _extra: set[str] = field(default_factory=set)
 
     # -- projects ------------------------------------------------------------------------------

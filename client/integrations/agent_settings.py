@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...common.agents import PROGRAM
+from ...common.atomic import write_atomic
 from ...common.errors import MaestroError
 
 # (tool's event name, our hook event, timeout in the tool's unit)
@@ -163,11 +164,10 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
 
 def write_text(path: Path, text: str) -> None:
     """``text`` into ``path`` atomically (the folder is made if missing)."""
-    from ...core import fsio
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fsio.write_atomic(path, text.encode("utf-8"))
+        write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
         raise IntegrationError(f"cannot write {path}: {exc}") from exc
 

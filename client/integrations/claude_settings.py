@@ -29,6 +29,7 @@ from typing import Any
 
 from ...common import layout
 from ...common.agents import PROGRAM
+from ...common.hookio import TOOL_EVENT_NAMES
 from ...common.layout import find_project
 from . import agent_settings as common
 from .agent_settings import IntegrationError
@@ -36,11 +37,10 @@ from .agent_settings import IntegrationError
 __all__ = ["CLAUDE_HOOKS", "PROGRAM", "IntegrationError", "integrate_claude", "settings_path"]
 
 
-# Claude Code event -> (our hook event, timeout in seconds).
-CLAUDE_HOOKS: tuple[common.HookSpec, ...] = (
-    ("SessionStart", "session-start", 10),
-    ("UserPromptSubmit", "user-prompt", 10),
-    ("SessionEnd", "session-end", 30),
+# Claude Code event -> (our hook event, timeout in seconds); the names are hookio's.
+CLAUDE_HOOKS: tuple[common.HookSpec, ...] = tuple(
+    (TOOL_EVENT_NAMES["claude"][event], event, timeout)
+    for event, timeout in (("session-start", 10), ("user-prompt", 10), ("session-end", 30))
 )
 SCOPES = ("project", "local", "user")
 TOOL = "claude"

@@ -38,17 +38,17 @@ from pathlib import Path
 from typing import Any
 
 from ...common import layout
+from ...common.hookio import TOOL_EVENT_NAMES
 from . import agent_settings as common
 from .agent_settings import IntegrationError
 
 TOOL = "codex"
 SCOPES = ("project", "user")
 MCP_NAME = "maestro"
-# Codex event -> (our event, timeout in seconds).
-CODEX_HOOKS: tuple[tuple[str, str, int], ...] = (
-    ("SessionStart", "session-start", 10),
-    ("UserPromptSubmit", "user-prompt", 10),
-    ("SessionEnd", "session-end", 3),
+# Codex event -> (our event, timeout in seconds); the names are hookio's.
+CODEX_HOOKS: tuple[tuple[str, str, int], ...] = tuple(
+    (TOOL_EVENT_NAMES["codex"][event], event, timeout)
+    for event, timeout in (("session-start", 10), ("user-prompt", 10), ("session-end", 3))
 )
 EVENT_SNAKE = {
     "SessionStart": "session_start",

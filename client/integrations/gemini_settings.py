@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...common import layout
+from ...common.hookio import TOOL_EVENT_NAMES
 from . import agent_settings as common
 from .agent_settings import IntegrationError
 
@@ -36,11 +37,10 @@ SCOPES = ("project", "user")
 MCP_NAME = "maestro"
 TRUST_FOLDER = "TRUST_FOLDER"
 TIMEOUT_MS = 10_000
-# Gemini event -> (our event, timeout in milliseconds).
-GEMINI_HOOKS: tuple[tuple[str, str, int], ...] = (
-    ("SessionStart", "session-start", TIMEOUT_MS),
-    ("BeforeAgent", "user-prompt", TIMEOUT_MS),
-    ("SessionEnd", "session-end", TIMEOUT_MS),
+# Gemini event -> (our event, timeout in milliseconds); the names are hookio's.
+GEMINI_HOOKS: tuple[tuple[str, str, int], ...] = tuple(
+    (TOOL_EVENT_NAMES["gemini"][event], event, TIMEOUT_MS)
+    for event in ("session-start", "user-prompt", "session-end")
 )
 
 

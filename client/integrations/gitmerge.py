@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...common import layout
+from ...common.atomic import write_atomic
 from ...common.errors import MaestroError
 
 if TYPE_CHECKING:
@@ -34,9 +35,12 @@ KIND_BY_NAME: dict[str, FileKind] = {
     layout.MEMORY_FILES["episodic"]: "episodic",
     layout.MEMORY_FILES["archive"]: "archive",
 }
-EXIT_CLEAN = 0
-EXIT_CONFLICT = 1
-EXIT_ERROR = 2
+# The driver's statuses are git's merge-driver protocol, not the CLI's exit statuses
+# (``client/cli/exits.py``): git reads 0 as merged and anything else as conflicted, so a
+# failure to run at all needs a status of its own that is not the conflict's 1.
+DRIVER_CLEAN = 0
+DRIVER_CONFLICT = 1
+DRIVER_FAILED = 2
 
 
 class GitError(MaestroError, RuntimeError):
@@ -137,7 +141,7 @@ def _plain_merge(ours_path: Path, base_path: Path, theirs_path: Path, why: str) 
         ],
         stdin=subprocess.DEVNULL,
     )
-    return EXIT_CLEAN if proc.returncode == 0 else EXIT_CONFLICT
+    return DRIVER_CLEAN if proc.returncode == 0 else DRIVER_CONFLICT
 
 
 def run_merge_driver(
@@ -153,7 +157,7 @@ def run_merge_driver(
         theirs = _decode(b.read_bytes())
     except OSError as exc:
         sys.stderr.write(f"maestro-memory merge-driver: cannot read the versions: {exc}\n")
-        return EXIT_ERROR
+        return DRIVER_FAILED
     kind = _kind_of(path_name, ours, theirs)
     if kind is None:
         return _plain_merge(a, o, b, f"{path_name or ours_path} is not a memory file")
@@ -163,17 +167,16 @@ def run_merge_driver(
         )
     except Exception as exc:  # a bug must not lose theirs: let git's own line merge run
         return _plain_merge(a, o, b, f"entry-level merge failed ({type(exc).__name__}: {exc})")
-    from ...core import fsio
 
     try:
-        fsio.write_atomic(a, _encode(result.text))
+        write_atomic(a, _encode(result.text))
     except OSError as exc:
         sys.stderr.write(f"maestro-memory merge-driver: cannot write {a}: {exc}\n")
-        return EXIT_ERROR
+        return DRIVER_FAILED
     where = path_name or kind
     for note in result.notes:
         sys.stderr.write(f"maestro-memory: {where}: {note}\n")
-    return EXIT_CONFLICT if result.conflicted else EXIT_CLEAN
+    return DRIVER_CONFLICT if result.conflicted else DRIVER_CLEAN
 
 
 # -------------------------------------------------------------------------------------------
@@ -223,9 +226,8 @@ def git_setup(path: Path | str, program: str | None = None) -> list[str]:
         done.append(f"{attributes}: already has '{ATTRIBUTE_LINE}'")
     else:
         sep = "" if not existing or existing.endswith("\n") else "\n"
-        from ...core import fsio
 
-        fsio.write_atomic(attributes, (existing + sep + ATTRIBUTE_LINE + "\n").encode("utf-8"))
+        write_atomic(attributes, (existing + sep + ATTRIBUTE_LINE + "\n").encode("utf-8"))
         done.append(
             f"{attributes}: added '{ATTRIBUTE_LINE}' (commit it so collaborators "
             "merge the same way; each clone runs 'maestroctl git-setup' once)"

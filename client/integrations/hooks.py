@@ -64,8 +64,8 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ...common import layout
 from ...common.agents import AGENTS
+from ...common.atomic import write_atomic
 from ...common.hookio import (
-    DEFAULT_MAX_TOKENS,
     PROMPT_MAX_TOKENS,
     ContextRefused,
     cut,
@@ -77,7 +77,7 @@ from ...common.hookio import (
     start_limit,
 )
 from ...common.layout import canonical_project, find_project
-from ...common.limits import TOO_LARGE
+from ...common.limits import CONTEXT_MAX_TOKENS, TOO_LARGE, estimate_tokens
 from ...common.paths import UnsafeHome
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
 
@@ -135,11 +135,11 @@ class _Deadline(BaseException):
 
 
 def hook_budget(env: dict[str, str] | os._Environ[str] | None = None) -> int:
-    """The token budget of a hook's output: ``MAESTRO_HOOK_MAX_TOKENS`` or 500."""
+    """The token budget of a hook's output: ``MAESTRO_HOOK_MAX_TOKENS``, else the default."""
     raw = (os.environ if env is None else env).get(MAX_TOKENS_ENV, "").strip()
     if raw.isdigit():
         return int(raw)
-    return DEFAULT_MAX_TOKENS
+    return CONTEXT_MAX_TOKENS
 
 
 def _reply_context(result: Mapping[str, object], budget: int) -> str:
@@ -412,7 +412,12 @@ def _session_start(memory: _HookClient, data: dict[str, Any], budget: int) -> st
         # Without an id every start would count as a new session and decay the memory again.
         memory.run.log("no session_id in the hook input; decay not applied")
     else:
-        memory.call(lambda c: c.initialize(session_id))
+        try:
+            memory.call(lambda c: c.initialize(session_id))
+        except MaestroError as exc:  # a file at its size limit: still served, not decayed
+            if getattr(exc, "code", None) != TOO_LARGE:
+                raise
+            memory.run.log(f"session not started (no decay this time): {exc}")
     _import_tool_memories(memory)
     limit = _start_limit(budget)  # room for the out-of-date line, should it be served later
     result = memory.call(
@@ -459,6 +464,17 @@ def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
         except (_Skip, MaestroError) as exc:  # the capture above still stands: report it
             memory.run.log(str(exc))
     return prompt_output(memory.tool, line, context)
+
+
+# The memory refused itself (a link, a foreign owner, an oversized file): the person is told
+# exactly why, not sent to the log.
+REFUSED_CODES = frozenset({"unsafe_memory", "link_refused", "untrusted_folder", TOO_LARGE})
+
+
+def _refused(exc: MaestroError) -> str:
+    """The refusal's own message when the memory refused itself, else ''."""
+    code = getattr(exc, "code", None)
+    return str(getattr(exc, "message", exc)) if code in REFUSED_CODES else ""
 
 
 def _why_not_saved(exc: MaestroError) -> str:
@@ -601,7 +617,7 @@ def run_hook(
                 output = _unsafe_home_notice(run, exc)
             except MaestroError as exc:
                 run.log(f"{type(exc).__name__}: {exc}")
-                failed = "the memory did not answer; see hooks.log"
+                failed = _refused(exc) or "the memory did not answer; see hooks.log"
             except Exception as exc:  # a bug: still fail open, with the reason logged
                 run.log(f"unexpected {type(exc).__name__}: {exc}")
                 failed = "an error; see hooks.log"
@@ -642,12 +658,6 @@ OUT_OF_DATE = (
 NOT_LOADED = "Project memory could not be loaded this time ({why})."
 
 
-def _tokens(text: str) -> int:
-    """The core's estimate (``core.text.estimate_tokens``: a token per 4 characters),
-    without loading the core on the deadline path."""
-    return -(-len(text) // 4)
-
-
 _start_limit = start_limit
 
 
@@ -667,11 +677,8 @@ def _keep_last_block(run: _Run, project: Path, block: str, tokens: int) -> None:
             path.unlink(missing_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
-        with os.fdopen(os.open(temp, flags, 0o600), "w", encoding="utf-8") as out:
-            json.dump({"project": str(project), "tokens": tokens, "context": block}, out)
-        os.replace(temp, path)
+        kept = {"project": str(project), "tokens": tokens, "context": block}
+        write_atomic(path, json.dumps(kept).encode("utf-8"), mode=0o600, nofollow=True)
     except (OSError, UnsafeHome) as exc:
         run.log(f"cannot keep the last block: {exc}", screen=False)
 
@@ -700,13 +707,13 @@ def _not_loaded(run: _Run, why: str) -> str:
         block, tokens = last["context"], last["tokens"]
         if last["project"] == str(run.project) and isinstance(block, str) and block:
             mark = OUT_OF_DATE.format(why=why)
-            if isinstance(tokens, int) and tokens + _tokens(mark) + 1 <= budget:
+            if isinstance(tokens, int) and tokens + estimate_tokens(mark) + 1 <= budget:
                 run.log("served the last block kept for this project", screen=False)
                 return _hook_output(run.tool, "session-start", mark + "\n" + block)
     except (OSError, ValueError, KeyError, TypeError, UnsafeHome):
         pass  # none kept (or unreadable): say so instead
     tell = NOT_LOADED.format(why=why)
-    if _tokens(tell) > budget:
+    if estimate_tokens(tell) > budget:
         return ""
     run.log("no last block for this project; the session is told", screen=False)
     out = json.loads(_hook_output(run.tool, "session-start", tell))

@@ -13,12 +13,13 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...common.layout import CATEGORY_HEADINGS
 from ...common.limits import FACT_MAX_CHARS
 
 if TYPE_CHECKING:
     from .._opmethods import OpMethods, Result
 
-CATEGORIES = ("user_preference", "architecture_decision", "quality_rule", "project_context")
+CATEGORIES = tuple(CATEGORY_HEADINGS)  # the memory's categories (common/layout.py)
 TEXT_MAX = FACT_MAX_CHARS  # every text parameter: one cap, the memory's (common/limits.py)
 SEARCH_LIMIT = 20
 SEARCH_LIMIT_MAX = 100

@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from ...common.atomic import write_atomic
 from ..errors import MaestroError
 
 SYSTEMD_UNIT = "maestrod.service"
@@ -381,9 +382,8 @@ def run_command(argv: tuple[str, ...], *, check: bool = True) -> subprocess.Comp
 
 
 def write_file(path: Path, content: str) -> None:
-    from ...core import fsio
 
-    fsio.write_atomic(path, content.encode("utf-8"), mode=0o644)
+    write_atomic(path, content.encode("utf-8"), mode=0o644)
 
 
 def execute(plan: Plan, stop_daemon: Callable[[], None]) -> list[dict[str, Any]]:

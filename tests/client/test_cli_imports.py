@@ -81,6 +81,9 @@ HOOK_MAY_LOAD = {
     "socket",
     "fcntl",
     "signal",
+    "hashlib",  # the kept block's name (BLAKE2b of the project's path), about 5 ms
+    "_hashlib",
+    "_blake2",
     "maestro_memory",
     "maestro_memory.client",
     "maestro_memory.client._client",
@@ -95,6 +98,7 @@ HOOK_MAY_LOAD = {
     "maestro_memory.client.integrations.hooks",
     "maestro_memory.common",
     "maestro_memory.common.agents",
+    "maestro_memory.common.atomic",  # the last block kept atomically (os only)
     "maestro_memory.common.errors",
     "maestro_memory.common.hidden",  # hidden characters shown visibly (re, unicodedata)
     "maestro_memory.common.hookio",  # what a hook answers (json only)
@@ -267,3 +271,22 @@ def test_mcp_server_with_the_daemon_loads_no_sdk_and_no_core(
     assert loaded - floor - MCP_MAY_LOAD - {"os"} == set()
     for heavy in ("zmq", "maestro_memory.core", "mcp", "pydantic", "argparse", "anyio"):
         assert heavy not in loaded
+
+
+def test_a_small_core_module_loads_without_the_rest() -> None:
+    """``core`` resolves its public names lazily: the token estimate, the file protocol and the
+    value types load alone, without the rules (``memory``, ``signals``, the meaning layer)."""
+    code = (
+        "import sys; import maestro_memory.core.text, maestro_memory.core.fsio, "
+        "maestro_memory.core.model; print(' '.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(done.stdout.split())
+    for rule in ("memory", "store", "signals", "saving", "frame", "meaning", "context"):
+        assert f"maestro_memory.core.{rule}" not in loaded
+    assert "numpy" not in loaded
+    from maestro_memory import core
+
+    assert core.MemoryStore.__module__ == "maestro_memory.core.store"  # still there, on use

@@ -58,6 +58,7 @@ def test_no_import_cycle_hidden_behind_type_checking_in_core() -> None:
     hidden = [
         path.name
         for path in sorted(CORE.glob("*.py"))
+        if path.name != "__init__.py"  # its names for type checkers: it loads them lazily
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.If)
         and isinstance(node.test, ast.Name)

@@ -30,8 +30,10 @@ from maestrod_testkit import DaemonHandle, spawn_daemon, wait_ready
 from reliability_kit import LONG, disk_entry_view, entry_view
 
 from maestro_memory.common import paths as daemon_paths
+from maestro_memory.common.limits import MEMORY_FILE_MAX_BYTES, SAVE_MAX_BYTES
 from maestro_memory.core import MemoryStore, markdown
 from maestro_memory.core.markdown import parse, split_lines
+from maestro_memory.core.model import TooLarge
 
 HEADINGS = [
     "# Semantic Memory",
@@ -258,7 +260,13 @@ def test_core_survives_any_file(
         d = write_files(root, files)
         store = MemoryStore(root, clock=lambda: "2026-12-02")
         started = time.monotonic()
-        memory = store.read()  # never raises
+        if any(len(b or b"") > MEMORY_FILE_MAX_BYTES for b in files.values()):
+            with pytest.raises(TooLarge):  # refused whole, with the limit named (file cap)
+                store.read()
+            for name, data in files.items():
+                assert (d / name).read_bytes() == data if data is not None else True
+            return
+        memory = store.read()  # never raises under the size limit
         problems = memory.problems()
         assert all(
             isinstance(v, list) and all(isinstance(m, str) for m in v) for v in problems.values()
@@ -282,6 +290,8 @@ def test_core_survives_any_file(
         assert time.monotonic() - started < 120, "parsing is not linear"
 
         episodes_before = len(memory.episodic_entries())
+        if len(semantic) > SAVE_MAX_BYTES * 0.99 or len(episodic) > SAVE_MAX_BYTES * 0.99:
+            return  # a full file refuses new memories (tests/security/test_sec_file_cap.py)
         result = store.save_semantic("fuzzqa fuzzqb fuzzqc", "quality_rule", 0.9)
         assert result.action == "added"
         after = (d / "semantic.md").read_bytes()
@@ -416,6 +426,13 @@ def test_daemon_with_fuzzed_files(
     try:
         daemon.register(root)
         status = daemon.status()["projects"][str(root)]
+        if max(len(semantic), len(episodic)) > MEMORY_FILE_MAX_BYTES:  # refused whole
+            assert "at most" in str(status["read_error"]), status
+            assert daemon.send("entries", root, {})["error"]["code"] == "too_large"
+            assert (d / "semantic.md").read_bytes() == semantic
+            return
+        if max(len(semantic), len(episodic)) > SAVE_MAX_BYTES * 0.99:
+            return  # full: refuses new memories (tests/security/test_sec_file_cap.py)
         expected = MemoryStore(root).read().problems()
         assert status["read_error"] is None
         assert status["problems"] == expected  # the same report, nothing swallowed

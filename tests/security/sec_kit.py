@@ -47,10 +47,12 @@ def cli_json(env: dict[str, str], cwd: Path, *args: str) -> tuple[int, dict[str,
     return done.returncode, doc
 
 
-def session_start(env: dict[str, str], project: Path, cwd: Path | None = None) -> str:
+def session_start(
+    env: dict[str, str], project: Path, cwd: Path | None = None, session: str = "sec-1"
+) -> str:
     """The session-start hook's stdout (it always exits 0: fail-open)."""
     payload = {
-        "session_id": "sec-1",
+        "session_id": session,
         "transcript_path": str(project / "t.jsonl"),
         "cwd": str(cwd or project),
         "hook_event_name": "SessionStart",

@@ -167,10 +167,10 @@ def _merge_driver_args(p: argparse.ArgumentParser) -> None:
     _merge_driver_args,
     description="Merge a memory file entry by entry. git runs it as "
     "'maestroctl merge-driver %O %A %B %P'; the result is written to %A. "
-    "Exit 0 when clean, 1 when conflict markers were left.",
+    "Exit 0 when clean, 1 when conflict markers were left, 2 when it could not merge at all.",
 )
 def cmd_merge_driver(ctx: Context, ns: argparse.Namespace) -> Outcome:
-    from ...integrations.gitmerge import EXIT_ERROR, run_merge_driver
+    from ...integrations.gitmerge import DRIVER_FAILED, run_merge_driver
 
     if not ctx.json:  # what git runs: the result in %A, notes on stderr
         return Outcome.already_printed(run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path))
@@ -181,7 +181,7 @@ def cmd_merge_driver(ctx: Context, ns: argparse.Namespace) -> Outcome:
     with contextlib.redirect_stderr(notes):
         code = run_merge_driver(ns.base, ns.ours, ns.theirs, ns.path)
     lines = notes.getvalue().splitlines()
-    if code == EXIT_ERROR:
+    if code == DRIVER_FAILED:
         raise MaestroError("; ".join(lines) or "merge-driver failed")
     result = {"clean": code == 0, "result_file": ns.ours, "notes": lines}
     return Outcome(result, "\n".join(lines), exit_code=code)

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ....common.agents import AGENTS
+from ....common.limits import CONTEXT_MAX_TOKENS
 from ...errors import DaemonNotRunning, MaestroError
 from .. import output as out
 from .base import (
@@ -72,7 +73,9 @@ def _context_args(p: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="a search; matching entries are included even at low confidence",
     )
-    p.add_argument("--max-tokens", type=int, metavar="N", help="token budget (default: 500)")
+    p.add_argument(
+        "--max-tokens", type=int, metavar="N", help=f"token budget (default: {CONTEXT_MAX_TOKENS})"
+    )
     _session_arg(p, "the session id: the entries selected for relevance are reinforced")
     p.add_argument(
         "--for",
