@@ -11,8 +11,13 @@ appearing or vanishing) and the memory dir itself (the files). Each watch also r
 deletion or move (``IN_DELETE_SELF``, ``IN_MOVE_SELF``, ``IN_IGNORED``). Events are filtered
 by name (only the memory files and the chain directories count: temp files, ``.lock`` and
 ``.state.json`` do not) and debounced into a *check* queued to the writer, which compares the
-files with what it last read or wrote (stat, then content hash) — so the daemon's own commits
-are recognised and ignored there, without a race. Before each check the project's watches are
+files with what it last read or wrote (stat, then content hash). The daemon's own commits are
+not even checked: the writer tells the watcher (``committed``) the (inode, size, mtime_ns) of
+each memory file it renamed into place, and a rename-into-place event (``IN_MOVED_TO``) for a
+file that still has exactly that identity is ours and dropped (one ``stat``, no time window). A
+file written in place is never ours (a commit only renames), so such an event is always checked,
+and the check compares the content too (``thorough``): an edit that kept the inode, the size and
+even the mtime of our commit is still seen. Before each check the project's watches are
 re-armed to match the directories that exist now (a few ``stat`` calls): that picks up a
 memory dir deleted and created again, and the check that follows sees whatever was written
 before the new watch existed.
@@ -47,7 +52,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +66,7 @@ from watchdog.observers.inotify_c import (
 )
 
 from ..common import layout
+from ..core.fsio import FileSignature
 from ..core.memory import FILES
 
 log = logging.getLogger("maestrod")
@@ -85,6 +91,7 @@ CHAIN_MASK = Mask(
 # The memory dir: also files written in place (an editor that does not rename).
 MEMORY_MASK = Mask(CHAIN_MASK | _C.IN_MODIFY | _C.IN_CLOSE_WRITE)
 SELF_GONE = Mask(_C.IN_DELETE_SELF | _C.IN_MOVE_SELF | _C.IN_IGNORED)
+IN_PLACE = Mask(_C.IN_MODIFY | _C.IN_CLOSE_WRITE)  # a file written where it is: never a commit
 
 
 def is_limit_error(exc: OSError) -> bool:
@@ -142,8 +149,16 @@ class _DirWatch:
         self.alive = True  # False once the kernel dropped the watch (IN_IGNORED)
 
     def on_event(self, event: InotifyEvent) -> None:
-        if relevant(self.role, event.mask, os.fsdecode(event.name), self.names):
-            self.watcher.on_event(self.project, self.kind)
+        name = os.fsdecode(event.name)
+        if not relevant(self.role, event.mask, name, self.names):
+            return
+        if self.role == MEMORY_SUBDIR:
+            if event.mask == _C.IN_MOVED_TO and self.watcher.ours(self.project, name):
+                return  # the writer's own rename, the file still as it left it
+            if event.mask & IN_PLACE:
+                self.watcher.on_event(self.project, self.kind, thorough=True)
+                return
+        self.watcher.on_event(self.project, self.kind)
 
     def on_watch_deleted(self, wd: WatchDescriptor) -> None:
         self.alive = False  # a plain attribute write: no lock needed
@@ -186,13 +201,14 @@ def _dir_key(path: Path) -> tuple[int, int] | None:
 class Watcher:
     def __init__(
         self,
-        on_change: Callable[[Path], None],
+        on_change: Callable[[Path, bool], None],
         *,
         force_polling: bool = False,
         on_tools: Callable[[Path], None] | None = None,
         tool_points: ToolPoints | None = None,
     ) -> None:
-        """``on_change(project)``: its memory files may have changed (a check).
+        """``on_change(project, thorough)``: its memory files may have changed (a check;
+        ``thorough``: one was written in place, compare the content, not only the stat).
         ``on_tools(project)``: its agent tools' memory folders may have changed;
         ``tool_points(project)``: the (directory, entry names or None for any ``*.md``) to
         watch for that, recomputed at every re-arm."""
@@ -205,6 +221,9 @@ class Watcher:
         self._projects: dict[Path, _ProjectWatch] = {}
         self._due: dict[Key, tuple[float, float]] = {}  # (project, kind) -> (fire at, first)
         self._polled: set[Path] = set()
+        self._thorough: set[Path] = set()  # a file written in place: check the content too
+        # project -> memory file -> (inode, size, mtime_ns) the writer's last commit left it with
+        self._ours: dict[Path, dict[str, FileSignature]] = {}
         self._tools_polled: set[Path] = set()  # only their tool folders are polled
         self._next_poll = 0.0
         self._overflow = False
@@ -258,6 +277,8 @@ class Watcher:
             with self._cond:
                 for kind in ("memory", "tools"):
                     self._due.pop((project, kind), None)
+                self._ours.pop(project, None)
+                self._thorough.discard(project)
                 self._polled.discard(project)
                 self._tools_polled.discard(project)
             if pw is not None:
@@ -411,16 +432,45 @@ class Watcher:
             if dw.wd < 0:  # watchdog ignores EACCES: no watch was made
                 self._drop(pw, role)
                 log.warning("cannot watch %s: permission denied", path)
+            elif role == MEMORY_SUBDIR:
+                with self._cond:  # what was written before this watch existed: by content
+                    self._thorough.add(pw.project)
 
     # -- events and the clock ------------------------------------------------------------------
-    def on_event(self, project: Path, kind: str = "memory") -> None:
+    def committed(self, project: Path, signatures: Mapping[str, FileSignature]) -> None:
+        """The writer renamed these files into ``project``'s memory folder, leaving each with
+        this (inode, size, mtime_ns): the rename's event is ours (any thread; the leaf only)."""
+        ours = {name: sig for name, sig in signatures.items() if name in MEMORY_NAMES}
+        if not ours:
+            return
+        with self._cond:
+            if project in self._projects:
+                self._ours.setdefault(project, {}).update(ours)
+
+    def ours(self, project: Path, name: str) -> bool:
+        """Is the memory file ``name`` exactly as the writer's last commit left it (the same
+        inode, size and mtime_ns now)? Then the event that put it there was ours."""
+        with self._cond:
+            want = self._ours.get(project, {}).get(name)
+        if want is None:
+            return False
+        try:
+            st = os.stat(layout.memory_dir(project) / name, follow_symlinks=False)
+        except OSError:
+            return False
+        return (st.st_ino, st.st_size, st.st_mtime_ns) == want
+
+    def on_event(self, project: Path, kind: str = "memory", *, thorough: bool = False) -> None:
         """A relevant event for ``project``'s memory files or (``kind`` "tools") its agent
-        tool folders (in the inotify reader thread: the leaf lock only)."""
+        tool folders (in the inotify reader thread: the leaf lock only). ``thorough``: a
+        memory file was written in place."""
         now = time.monotonic()
         key = (project, kind)
         with self._cond:
             if self._stopping or project not in self._projects:  # a dict read: atomic
                 return
+            if thorough:
+                self._thorough.add(project)
             first = self._due.get(key, (0.0, now))[1]
             self._due[key] = (min(now + DEBOUNCE_SECONDS, first + MAX_DELAY_SECONDS), first)
             self._cond.notify()
@@ -470,10 +520,13 @@ class Watcher:
                     if pw is not None:
                         self._arm(pw)
             for project, kind in ready:
-                call = self._on_change if kind == "memory" else self._on_tools
-                if call is None:
-                    continue
                 try:
-                    call(project)
+                    if kind == "memory":
+                        with self._cond:
+                            thorough = project in self._thorough
+                            self._thorough.discard(project)
+                        self._on_change(project, thorough or overflow)
+                    elif self._on_tools is not None:
+                        self._on_tools(project)
                 except Exception as exc:  # the writer is closed: we are stopping
                     log.debug("%s of %s not queued: %s", kind, project, exc)
