@@ -102,7 +102,7 @@ class Server:
             on_tools=self._queue_import,
             tool_points=self._tool_points,
         )
-        self.writer.on_committed = self.watcher.committed  # our own commits are not checked
+        self.writer.on_committed = self.watcher.own.committed  # our own commits are not checked
         self.scheduler = MaintenanceScheduler(
             config, paths.jobs_path, self._submit_maintenance, self.registry.projects
         )

@@ -12,7 +12,7 @@ deletion or move (``IN_DELETE_SELF``, ``IN_MOVE_SELF``, ``IN_IGNORED``). Events 
 by name (only the memory files and the chain directories count: temp files, ``.lock`` and
 ``.state.json`` do not) and debounced into a *check* queued to the writer, which compares the
 files with what it last read or wrote (stat, then content hash). The daemon's own commits are
-not even checked: the writer tells the watcher (``committed``) the (inode, size, mtime_ns) of
+not even checked: the writer tells the watcher (``OwnCommits``) the (inode, size, mtime_ns) of
 each memory file it renamed into place, and a rename-into-place event (``IN_MOVED_TO``) for a
 file that still has exactly that identity is ours and dropped (one ``stat``, no time window). A
 file written in place is never ours (a commit only renames), so such an event is always checked,
@@ -153,7 +153,7 @@ class _DirWatch:
         if not relevant(self.role, event.mask, name, self.names):
             return
         if self.role == MEMORY_SUBDIR:
-            if event.mask == _C.IN_MOVED_TO and self.watcher.ours(self.project, name):
+            if event.mask == _C.IN_MOVED_TO and self.watcher.own.ours(self.project, name):
                 return  # the writer's own rename, the file still as it left it
             if event.mask & IN_PLACE:
                 self.watcher.on_event(self.project, self.kind, thorough=True)
@@ -198,6 +198,38 @@ def _dir_key(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+class OwnCommits:
+    """The (inode, size, mtime_ns) each memory file had when the writer's last commit renamed
+    it into place (told by the writer, asked from the inotify reader thread; its lock is a leaf
+    that calls nothing)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._left: dict[Path, dict[str, FileSignature]] = {}
+
+    def committed(self, project: Path, signatures: Mapping[str, FileSignature]) -> None:
+        ours = {name: sig for name, sig in signatures.items() if name in MEMORY_NAMES}
+        with self._lock:
+            self._left.setdefault(project, {}).update(ours)
+
+    def forget(self, project: Path) -> None:
+        with self._lock:
+            self._left.pop(project, None)
+
+    def ours(self, project: Path, name: str) -> bool:
+        """Is the memory file ``name`` exactly as our last commit left it (the same inode, size
+        and mtime_ns now)? Then the rename event that put it there was ours."""
+        with self._lock:
+            want = self._left.get(project, {}).get(name)
+        if want is None:
+            return False
+        try:
+            st = os.stat(layout.memory_dir(project) / name, follow_symlinks=False)
+        except OSError:
+            return False
+        return (st.st_ino, st.st_size, st.st_mtime_ns) == want
+
+
 class Watcher:
     def __init__(
         self,
@@ -207,8 +239,7 @@ class Watcher:
         on_tools: Callable[[Path], None] | None = None,
         tool_points: ToolPoints | None = None,
     ) -> None:
-        """``on_change(project, thorough)``: its memory files may have changed (a check;
-        ``thorough``: one was written in place, compare the content, not only the stat).
+        """``on_change(project, thorough)``: its memory files may have changed (a check).
         ``on_tools(project)``: its agent tools' memory folders may have changed;
         ``tool_points(project)``: the (directory, entry names or None for any ``*.md``) to
         watch for that, recomputed at every re-arm."""
@@ -221,9 +252,8 @@ class Watcher:
         self._projects: dict[Path, _ProjectWatch] = {}
         self._due: dict[Key, tuple[float, float]] = {}  # (project, kind) -> (fire at, first)
         self._polled: set[Path] = set()
-        self._thorough: set[Path] = set()  # a file written in place: check the content too
-        # project -> memory file -> (inode, size, mtime_ns) the writer's last commit left it with
-        self._ours: dict[Path, dict[str, FileSignature]] = {}
+        self._thorough: dict[Path, bool] = {}  # a file written in place: check the content too
+        self.own = OwnCommits()  # what the writer's commits left: their events are ours
         self._tools_polled: set[Path] = set()  # only their tool folders are polled
         self._next_poll = 0.0
         self._overflow = False
@@ -277,10 +307,10 @@ class Watcher:
             with self._cond:
                 for kind in ("memory", "tools"):
                     self._due.pop((project, kind), None)
-                self._ours.pop(project, None)
-                self._thorough.discard(project)
+                self._thorough.pop(project, None)
                 self._polled.discard(project)
                 self._tools_polled.discard(project)
+            self.own.forget(project)
             if pw is not None:
                 for role in list(pw.watches):
                     self._drop(pw, role)
@@ -315,12 +345,8 @@ class Watcher:
 
     def _limit_reached(self, pw: _ProjectWatch, exc: OSError | None) -> None:
         reason = (exc.strerror or str(exc)) if exc is not None else "no inotify instance"
-        log.warning(
-            "inotify limit reached (%s); watching %s by polling every %.0f s",
-            reason,
-            pw.project,
-            POLL_INTERVAL_SECONDS,
-        )
+        log.warning("inotify limit reached (%s); watching %s by polling every %.0f s",
+                    reason, pw.project, POLL_INTERVAL_SECONDS)  # fmt: skip
         self._to_polling(pw)
 
     def _drop(self, pw: _ProjectWatch, role: str) -> None:
@@ -434,43 +460,18 @@ class Watcher:
                 log.warning("cannot watch %s: permission denied", path)
             elif role == MEMORY_SUBDIR:
                 with self._cond:  # what was written before this watch existed: by content
-                    self._thorough.add(pw.project)
+                    self._thorough[pw.project] = True
 
     # -- events and the clock ------------------------------------------------------------------
-    def committed(self, project: Path, signatures: Mapping[str, FileSignature]) -> None:
-        """The writer renamed these files into ``project``'s memory folder, leaving each with
-        this (inode, size, mtime_ns): the rename's event is ours (any thread; the leaf only)."""
-        ours = {name: sig for name, sig in signatures.items() if name in MEMORY_NAMES}
-        if not ours:
-            return
-        with self._cond:
-            if project in self._projects:
-                self._ours.setdefault(project, {}).update(ours)
-
-    def ours(self, project: Path, name: str) -> bool:
-        """Is the memory file ``name`` exactly as the writer's last commit left it (the same
-        inode, size and mtime_ns now)? Then the event that put it there was ours."""
-        with self._cond:
-            want = self._ours.get(project, {}).get(name)
-        if want is None:
-            return False
-        try:
-            st = os.stat(layout.memory_dir(project) / name, follow_symlinks=False)
-        except OSError:
-            return False
-        return (st.st_ino, st.st_size, st.st_mtime_ns) == want
-
     def on_event(self, project: Path, kind: str = "memory", *, thorough: bool = False) -> None:
         """A relevant event for ``project``'s memory files or (``kind`` "tools") its agent
-        tool folders (in the inotify reader thread: the leaf lock only). ``thorough``: a
-        memory file was written in place."""
+        tool folders (in the inotify reader thread: the leaf lock only)."""
         now = time.monotonic()
         key = (project, kind)
         with self._cond:
             if self._stopping or project not in self._projects:  # a dict read: atomic
                 return
-            if thorough:
-                self._thorough.add(project)
+            self._thorough[project] = thorough or self._thorough.get(project, False)
             first = self._due.get(key, (0.0, now))[1]
             self._due[key] = (min(now + DEBOUNCE_SECONDS, first + MAX_DELAY_SECONDS), first)
             self._cond.notify()
@@ -523,8 +524,7 @@ class Watcher:
                 try:
                     if kind == "memory":
                         with self._cond:
-                            thorough = project in self._thorough
-                            self._thorough.discard(project)
+                            thorough = self._thorough.pop(project, False)
                         self._on_change(project, thorough or overflow)
                     elif self._on_tools is not None:
                         self._on_tools(project)

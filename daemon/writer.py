@@ -449,13 +449,8 @@ class Writer:
         self._reply_endpoint = reply_endpoint
         self._push: zmq.Socket[Any] | None = None
         # Counters for status (written by the writer thread only).
-        self.stats = {
-            "transactions": 0,
-            "requests": 0,
-            "commits": 0,
-            "failed_commits": 0,
-            "checks": 0,  # the watcher's checks run (our own commits are not checked)
-        }
+        names = ("transactions", "requests", "commits", "failed_commits", "checks")
+        self.stats = dict.fromkeys(names, 0)
         # Told the (inode, size, mtime_ns) of each file a commit renamed into place (the
         # watcher: the inotify event of that rename is ours, no check for it).
         self.on_committed: Callable[[Path, dict[str, fsio.FileSignature]], None] | None = None

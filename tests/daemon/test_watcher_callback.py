@@ -56,7 +56,7 @@ def _our_commit(project: Path) -> tuple[Watcher, Path]:
     watcher = Watcher(lambda project, thorough: None, force_polling=True)
     watcher.watch(project)
     st = os.stat(path)
-    watcher.committed(project, {"semantic.md": (st.st_ino, st.st_size, st.st_mtime_ns)})
+    watcher.own.committed(project, {"semantic.md": (st.st_ino, st.st_size, st.st_mtime_ns)})
     return watcher, path
 
 
@@ -70,17 +70,17 @@ def test_the_rename_of_our_own_commit_asks_for_no_check(tmp_path: Path) -> None:
     watch.on_event(_event(InotifyConstants.IN_MOVED_TO, "semantic.md"))
     assert not watcher._due  # ours: dropped
     watch.on_event(_event(InotifyConstants.IN_MODIFY, "semantic.md"))  # in place: never ours
-    assert (tmp_path, "memory") in watcher._due and tmp_path in watcher._thorough
+    assert (tmp_path, "memory") in watcher._due and watcher._thorough.get(tmp_path)
 
 
 def test_a_file_renamed_over_our_commit_is_not_ours(tmp_path: Path) -> None:
     watcher, path = _our_commit(tmp_path)
-    assert watcher.ours(tmp_path, "semantic.md")
+    assert watcher.own.ours(tmp_path, "semantic.md")
     edit = path.with_name("edit.tmp")
     edit.write_bytes(path.read_bytes())  # the very same bytes, but another file
     os.replace(edit, path)
-    assert not watcher.ours(tmp_path, "semantic.md")
+    assert not watcher.own.ours(tmp_path, "semantic.md")
     watch = _DirWatch(watcher, tmp_path, "memory", (0, 0))
     watch.on_event(_event(InotifyConstants.IN_MOVED_TO, "semantic.md"))
     assert (tmp_path, "memory") in watcher._due
-    assert not watcher.ours(tmp_path, "episodic.md")  # nothing recorded: not ours
+    assert not watcher.own.ours(tmp_path, "episodic.md")  # nothing recorded: not ours
