@@ -265,9 +265,11 @@ def case_p2(bench: Bench) -> Result:
 
 
 # -- P3 -----------------------------------------------------------------------------------------
-def _writer(root: str, worker: int, count: int, start: Any, out: Any) -> None:
+def _writer(root: str, worker: int, count: int, ready: Any, start: Any, out: Any) -> None:
     acked = []
     with Client(root, timeout=60, require_daemon=True) as c:
+        c.hello()  # connected and answered: the clock may start
+        ready.put(worker)
         start.wait()
         for i in range(count):
             fact = f"w{worker}q{i} w{worker}k{i} w{worker}z{i}"  # no shared token: each is new
@@ -282,14 +284,17 @@ def case_p3(bench: Bench) -> Result:
     base_n = bench.reps(100, 200)
     root = bench.project(base_n, 0)
     ctx = mp.get_context("spawn")
+    ready = ctx.Queue()
     start = ctx.Event()
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=_writer, args=(str(root), w, per, start, out)) for w in range(writers)
+        ctx.Process(target=_writer, args=(str(root), w, per, ready, start, out))
+        for w in range(writers)
     ]
     for p in procs:
         p.start()
-    time.sleep(1.0)  # let every writer connect before the clock starts (not synchronisation)
+    for _ in procs:  # every writer started and connected: the clock measures writes only
+        ready.get(timeout=120)
     t0 = time.perf_counter()
     start.set()
     acked = [f for _ in procs for f in out.get(timeout=600)]

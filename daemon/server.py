@@ -102,6 +102,7 @@ class Server:
             on_tools=self._queue_import,
             tool_points=self._tool_points,
         )
+        self.writer.on_committed = self.watcher.own.committed  # our own commits are not checked
         self.scheduler = MaintenanceScheduler(
             config, paths.jobs_path, self._submit_maintenance, self.registry.projects
         )
@@ -260,8 +261,8 @@ class Server:
                 job.future.set_exception(Closed(message))
 
     # -- writer helpers ----------------------------------------------------------------------
-    def _queue_check(self, project: Path) -> None:
-        self.writer.submit(CheckJob(project))
+    def _queue_check(self, project: Path, thorough: bool = False) -> None:
+        self.writer.submit(CheckJob(project, thorough=thorough))
 
     def _queue_import(self, project: Path) -> None:
         """The watcher saw a project's agent tool folders change (or it started watching

@@ -11,8 +11,13 @@ appearing or vanishing) and the memory dir itself (the files). Each watch also r
 deletion or move (``IN_DELETE_SELF``, ``IN_MOVE_SELF``, ``IN_IGNORED``). Events are filtered
 by name (only the memory files and the chain directories count: temp files, ``.lock`` and
 ``.state.json`` do not) and debounced into a *check* queued to the writer, which compares the
-files with what it last read or wrote (stat, then content hash) — so the daemon's own commits
-are recognised and ignored there, without a race. Before each check the project's watches are
+files with what it last read or wrote (stat, then content hash). The daemon's own commits are
+not even checked: the writer tells the watcher (``OwnCommits``) the (inode, size, mtime_ns) of
+each memory file it renamed into place, and a rename-into-place event (``IN_MOVED_TO``) for a
+file that still has exactly that identity is ours and dropped (one ``stat``, no time window). A
+file written in place is never ours (a commit only renames), so such an event is always checked,
+and the check compares the content too (``thorough``): an edit that kept the inode, the size and
+even the mtime of our commit is still seen. Before each check the project's watches are
 re-armed to match the directories that exist now (a few ``stat`` calls): that picks up a
 memory dir deleted and created again, and the check that follows sees whatever was written
 before the new watch existed.
@@ -47,7 +52,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +66,7 @@ from watchdog.observers.inotify_c import (
 )
 
 from ..common import layout
+from ..core.fsio import FileSignature
 from ..core.memory import FILES
 
 log = logging.getLogger("maestrod")
@@ -85,6 +91,7 @@ CHAIN_MASK = Mask(
 # The memory dir: also files written in place (an editor that does not rename).
 MEMORY_MASK = Mask(CHAIN_MASK | _C.IN_MODIFY | _C.IN_CLOSE_WRITE)
 SELF_GONE = Mask(_C.IN_DELETE_SELF | _C.IN_MOVE_SELF | _C.IN_IGNORED)
+IN_PLACE = Mask(_C.IN_MODIFY | _C.IN_CLOSE_WRITE)  # a file written where it is: never a commit
 
 
 def is_limit_error(exc: OSError) -> bool:
@@ -142,8 +149,16 @@ class _DirWatch:
         self.alive = True  # False once the kernel dropped the watch (IN_IGNORED)
 
     def on_event(self, event: InotifyEvent) -> None:
-        if relevant(self.role, event.mask, os.fsdecode(event.name), self.names):
-            self.watcher.on_event(self.project, self.kind)
+        name = os.fsdecode(event.name)
+        if not relevant(self.role, event.mask, name, self.names):
+            return
+        if self.role == MEMORY_SUBDIR:
+            if event.mask == _C.IN_MOVED_TO and self.watcher.own.ours(self.project, name):
+                return  # the writer's own rename, the file still as it left it
+            if event.mask & IN_PLACE:
+                self.watcher.on_event(self.project, self.kind, thorough=True)
+                return
+        self.watcher.on_event(self.project, self.kind)
 
     def on_watch_deleted(self, wd: WatchDescriptor) -> None:
         self.alive = False  # a plain attribute write: no lock needed
@@ -183,16 +198,48 @@ def _dir_key(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+class OwnCommits:
+    """The (inode, size, mtime_ns) each memory file had when the writer's last commit renamed
+    it into place (told by the writer, asked from the inotify reader thread; its lock is a leaf
+    that calls nothing)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._left: dict[Path, dict[str, FileSignature]] = {}
+
+    def committed(self, project: Path, signatures: Mapping[str, FileSignature]) -> None:
+        ours = {name: sig for name, sig in signatures.items() if name in MEMORY_NAMES}
+        with self._lock:
+            self._left.setdefault(project, {}).update(ours)
+
+    def forget(self, project: Path) -> None:
+        with self._lock:
+            self._left.pop(project, None)
+
+    def ours(self, project: Path, name: str) -> bool:
+        """Is the memory file ``name`` exactly as our last commit left it (the same inode, size
+        and mtime_ns now)? Then the rename event that put it there was ours."""
+        with self._lock:
+            want = self._left.get(project, {}).get(name)
+        if want is None:
+            return False
+        try:
+            st = os.stat(layout.memory_dir(project) / name, follow_symlinks=False)
+        except OSError:
+            return False
+        return (st.st_ino, st.st_size, st.st_mtime_ns) == want
+
+
 class Watcher:
     def __init__(
         self,
-        on_change: Callable[[Path], None],
+        on_change: Callable[[Path, bool], None],
         *,
         force_polling: bool = False,
         on_tools: Callable[[Path], None] | None = None,
         tool_points: ToolPoints | None = None,
     ) -> None:
-        """``on_change(project)``: its memory files may have changed (a check).
+        """``on_change(project, thorough)``: its memory files may have changed (a check).
         ``on_tools(project)``: its agent tools' memory folders may have changed;
         ``tool_points(project)``: the (directory, entry names or None for any ``*.md``) to
         watch for that, recomputed at every re-arm."""
@@ -205,6 +252,8 @@ class Watcher:
         self._projects: dict[Path, _ProjectWatch] = {}
         self._due: dict[Key, tuple[float, float]] = {}  # (project, kind) -> (fire at, first)
         self._polled: set[Path] = set()
+        self._thorough: dict[Path, bool] = {}  # a file written in place: check the content too
+        self.own = OwnCommits()  # what the writer's commits left: their events are ours
         self._tools_polled: set[Path] = set()  # only their tool folders are polled
         self._next_poll = 0.0
         self._overflow = False
@@ -258,8 +307,10 @@ class Watcher:
             with self._cond:
                 for kind in ("memory", "tools"):
                     self._due.pop((project, kind), None)
+                self._thorough.pop(project, None)
                 self._polled.discard(project)
                 self._tools_polled.discard(project)
+            self.own.forget(project)
             if pw is not None:
                 for role in list(pw.watches):
                     self._drop(pw, role)
@@ -294,12 +345,8 @@ class Watcher:
 
     def _limit_reached(self, pw: _ProjectWatch, exc: OSError | None) -> None:
         reason = (exc.strerror or str(exc)) if exc is not None else "no inotify instance"
-        log.warning(
-            "inotify limit reached (%s); watching %s by polling every %.0f s",
-            reason,
-            pw.project,
-            POLL_INTERVAL_SECONDS,
-        )
+        log.warning("inotify limit reached (%s); watching %s by polling every %.0f s",
+                    reason, pw.project, POLL_INTERVAL_SECONDS)  # fmt: skip
         self._to_polling(pw)
 
     def _drop(self, pw: _ProjectWatch, role: str) -> None:
@@ -411,9 +458,12 @@ class Watcher:
             if dw.wd < 0:  # watchdog ignores EACCES: no watch was made
                 self._drop(pw, role)
                 log.warning("cannot watch %s: permission denied", path)
+            elif role == MEMORY_SUBDIR:
+                with self._cond:  # what was written before this watch existed: by content
+                    self._thorough[pw.project] = True
 
     # -- events and the clock ------------------------------------------------------------------
-    def on_event(self, project: Path, kind: str = "memory") -> None:
+    def on_event(self, project: Path, kind: str = "memory", *, thorough: bool = False) -> None:
         """A relevant event for ``project``'s memory files or (``kind`` "tools") its agent
         tool folders (in the inotify reader thread: the leaf lock only)."""
         now = time.monotonic()
@@ -421,6 +471,7 @@ class Watcher:
         with self._cond:
             if self._stopping or project not in self._projects:  # a dict read: atomic
                 return
+            self._thorough[project] = thorough or self._thorough.get(project, False)
             first = self._due.get(key, (0.0, now))[1]
             self._due[key] = (min(now + DEBOUNCE_SECONDS, first + MAX_DELAY_SECONDS), first)
             self._cond.notify()
@@ -470,10 +521,12 @@ class Watcher:
                     if pw is not None:
                         self._arm(pw)
             for project, kind in ready:
-                call = self._on_change if kind == "memory" else self._on_tools
-                if call is None:
-                    continue
                 try:
-                    call(project)
+                    if kind == "memory":
+                        with self._cond:
+                            thorough = self._thorough.pop(project, False)
+                        self._on_change(project, thorough or overflow)
+                    elif self._on_tools is not None:
+                        self._on_tools(project)
                 except Exception as exc:  # the writer is closed: we are stopping
                     log.debug("%s of %s not queued: %s", kind, project, exc)

@@ -127,9 +127,11 @@ class TaskJob(_Job):
 
 @dataclass(eq=False)
 class CheckJob(_Job):
-    """Look at a project's files for a change made by someone else."""
+    """Look at a project's files for a change made by someone else (``thorough``: compare
+    their content even when their stat is the one we know: one was written in place)."""
 
     project: Path
+    thorough: bool = False
 
 
 Job = MemoryJob | TaskJob | CheckJob
@@ -144,16 +146,18 @@ class WriteQueue:
         self._closed = False
         self._abandoned = False
         self._preparing = 0  # jobs being prepared off the writer thread (``reserve``)
-        self._checks: set[Path] = set()
+        self._checks: dict[Path, CheckJob] = {}
 
     def put(self, job: Job) -> None:
         with self._cond:
             if self._closed:
                 raise Closed("the daemon is shutting down")
             if isinstance(job, CheckJob):
-                if job.project in self._checks:
-                    return  # one pending check per project is enough
-                self._checks.add(job.project)
+                pending = self._checks.get(job.project)
+                if pending is not None:  # one pending check per project is enough
+                    pending.thorough = pending.thorough or job.thorough
+                    return
+                self._checks[job.project] = job
             self._items.append(job)
             self._cond.notify()
 
@@ -183,7 +187,7 @@ class WriteQueue:
                 return None
             job = self._items.popleft()
             if isinstance(job, CheckJob):
-                self._checks.discard(job.project)
+                self._checks.pop(job.project, None)
             return job
 
     def take_same_project(self, project: Path, limit: int) -> list[MemoryJob]:
@@ -322,15 +326,16 @@ class ProjectFiles:
                 tracked.memory.settings = settings
                 self.cache.publish(project, tracked.memory.view())
 
-    def check(self, project: Path) -> None:
+    def check(self, project: Path, *, thorough: bool = False) -> None:
         """The watcher's question: did someone else change the files? (No lock: a commit
         replaces files atomically, so what we read is whole; a multi-file commit caught half
-        way is followed by more events, and a later check sees the rest.)"""
+        way is followed by more events, and a later check sees the rest.) ``thorough``: read
+        and hash them even when their stat is the one we know."""
         tracked = self._tracked.get(project)
         if tracked is None:
             return
         try:
-            self.read(project, tracked, reuse=True)
+            self.read(project, tracked, reuse=True, verify=thorough)
         except Exception as exc:
             refused = exc.code if isinstance(exc, UnsafeMemory | TooLarge) else None
             reason = str(exc) if refused else f"cannot read the memory files: {exc}"
@@ -341,7 +346,13 @@ class ProjectFiles:
             self.cache.read_failed(project, reason, refused)
 
     def read(
-        self, project: Path, tracked: _Tracked, *, reuse: bool, recover: bool = False
+        self,
+        project: Path,
+        tracked: _Tracked,
+        *,
+        reuse: bool,
+        recover: bool = False,
+        verify: bool = False,
     ) -> Memory:
         """``load`` outside a transaction: the memory folder opened for this one read (never
         through a link, refused when not trusted: ``fsio.open_folder``); a missing folder is
@@ -351,7 +362,7 @@ class ProjectFiles:
             with fsio.open_folder(memory_dir, trusted=self.settings.trusted) as folder:
                 if recover:
                     fsio.recover_if_interrupted(folder)
-                return self.load(project, tracked, folder, reuse=reuse)
+                return self.load(project, tracked, folder, reuse=reuse, verify=verify)
         except FileNotFoundError:
             return self.load(project, tracked, None, reuse=reuse)
 
@@ -363,20 +374,28 @@ class ProjectFiles:
         *,
         reuse: bool,
         basis: Signature | None = None,
+        verify: bool = False,
     ) -> Memory:
         """The parsed Memory of ``project`` from ``folder`` (None: there is none yet): the
         tracked one if the files have not changed since we last read or wrote them, else a
         fresh parse (an external edit if the content differs from what we knew). ``basis``:
-        the signature already taken (in a transaction)."""
+        the signature already taken (in a transaction). ``verify``: "not changed" needs the
+        same content hashes too, not only the same stat (a file written in place)."""
         if basis is not None:
             signature = basis
         else:  # taken before reading: a change after it shows later
             signature = NO_FILES if folder is None else fsio.signature(folder, READ_NAMES)
-        if reuse and tracked.memory is not None and signature == tracked.signature:
+        same = reuse and tracked.memory is not None and signature == tracked.signature
+        texts = None
+        if same and verify and folder is not None:
+            texts = fsio.read_files(folder, READ_NAMES)
+            same = all(content_hash(texts.get(n)) == tracked.hashes.get(n) for n in READ_NAMES)
+        if same and tracked.memory is not None:
             tracked.memory.today = today()
             tracked.memory.settings = self.settings
             return tracked.memory
-        texts = {} if folder is None else fsio.read_files(folder, READ_NAMES)
+        if texts is None:
+            texts = {} if folder is None else fsio.read_files(folder, READ_NAMES)
         hashes = {name: content_hash(texts.get(name)) for name in READ_NAMES}
         memory = Memory.load(texts, today=today(), settings=self.settings)
         known = tracked.signature is not None
@@ -430,7 +449,11 @@ class Writer:
         self._reply_endpoint = reply_endpoint
         self._push: zmq.Socket[Any] | None = None
         # Counters for status (written by the writer thread only).
-        self.stats = {"transactions": 0, "requests": 0, "commits": 0, "failed_commits": 0}
+        names = ("transactions", "requests", "commits", "failed_commits", "checks")
+        self.stats = dict.fromkeys(names, 0)
+        # Told the (inode, size, mtime_ns) of each file a commit renamed into place (the
+        # watcher: the inotify event of that rename is ours, no check for it).
+        self.on_committed: Callable[[Path, dict[str, fsio.FileSignature]], None] | None = None
         self._thread = threading.Thread(target=self._run, name="writer", daemon=True)
         # Where ``submit_prepared`` jobs are readied: its threads start on the first one.
         self._analysis = ThreadPoolExecutor(ANALYSIS_THREADS, thread_name_prefix="analysis")
@@ -523,7 +546,8 @@ class Writer:
                 outcome = JobOutcome.failure(exc.code, exc.message)
             self._finish(job, outcome)
         else:
-            self.projects.check(job.project)
+            self.stats["checks"] += 1
+            self.projects.check(job.project, thorough=job.thorough)
             self._finish(job, JobOutcome.success({}))
 
     def _finish(self, job: Job, outcome: JobOutcome) -> None:
@@ -595,6 +619,8 @@ class Writer:
         if written:
             self.stats["commits"] += 1
             self._committed(tracked, written, done.memory)
+            if self.on_committed is not None:
+                self.on_committed(project, _signatures_of(written, done.signature))
         tracked.signature = done.signature
         self.cache.publish(project, done.memory.view())
         self.journal.append(project, records)
@@ -709,6 +735,15 @@ class Writer:
         tracked.memory, tracked.signature, tracked.hashes = None, None, {}
         with contextlib.suppress(Exception):
             self.projects.attach(project)
+
+
+def _signatures_of(written: dict[str, str], signature: Signature) -> dict[str, fsio.FileSignature]:
+    """The (inode, size, mtime_ns) a commit left each of the read files it wrote with."""
+    out = {}
+    for name, sig in zip(READ_NAMES, signature, strict=True):
+        if name in written and sig is not None:
+            out[name] = sig
+    return out
 
 
 def _job_name(job: Job) -> str:

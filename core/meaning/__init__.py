@@ -37,7 +37,16 @@ if TYPE_CHECKING:
 else:
     Vectors = Any
 
-__all__ = ["MODEL_DIR", "Model", "ModelError", "embed", "model", "similarity", "wordpieces"]
+__all__ = [
+    "MODEL_DIR",
+    "Model",
+    "ModelError",
+    "embed",
+    "model",
+    "similarities",
+    "similarity",
+    "wordpieces",
+]
 
 MODEL_DIR = Path(__file__).resolve().parent / "data"
 MANIFEST_SHA256 = "b7c2f24b1f4eaa894f4685f920bf5b5fe0b426e0ab1591883338362776b4104b"
@@ -216,3 +225,15 @@ def _embed_one(text: str) -> Vectors:
 def similarity(a: str, b: str) -> float:
     """Cosine of the two texts' vectors, in [-1, 1]; 0.0 when either has no known token."""
     return float(_embed_one(a) @ _embed_one(b))
+
+
+def similarities(texts: Sequence[str], other: str) -> list[float]:
+    """``similarity(text, other)`` of each of ``texts``, in one matrix product: equal to it up
+    to float32 rounding (the products are summed in another order), so a caller that compares
+    with a threshold re-checks the near ones with ``similarity``."""
+    import numpy as np
+
+    if not texts:
+        return []
+    rows = np.stack([_embed_one(t) for t in texts])
+    return [float(c) for c in rows @ _embed_one(other)]

@@ -129,3 +129,32 @@ def test_one_fact_from_three_tools_in_their_words_is_one_entry(tmp_path: Path) -
     texts = [e.text for e in store.read().view().semantic]
     # Reinforced, not replaced: the first wording stays, the other two restate it.
     assert texts == ["Always use pnpm, never npm, in this repository."], texts
+
+
+def test_the_batched_cosines_give_the_pairwise_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A save compares with every entry at once (one matrix product); the verdict must be the
+    # one of the pair-by-pair cosines, thresholds set right on the cosines that occur included.
+    from maestro_memory.core import meaning
+
+    previous = frame._similar
+    frame.use_meaning()
+    try:
+        texts = [f"w{i % 7}q{i} w{i % 7}k{i} w{i % 7}z{i}" for i in range(60)] + [
+            "Run the full test suite before submitting",
+            "Run any relevant tests before submitting",
+            "Always use pnpm, never npm",
+            "Use yarn, not pnpm",
+        ]
+        existing = [(f"s-{i}", t) for i, t in enumerate(texts)]
+        news = ["Run the tests before submitting", "w3q99 w3k99 w3z99", "Use bun, not pnpm"]
+        pair = meaning.similarity
+        for new in news:
+            near = sorted(pair(t, new) for t in texts)
+            for threshold in (0.9, near[-1], near[-2], near[len(near) // 2]):
+                monkeypatch.setattr(frame, "MAY_REPLACE", threshold)
+                batched = frame.may_replace(new, existing)
+                monkeypatch.setattr(frame, "_batched", None)  # one pair at a time
+                assert frame.may_replace(new, existing) == batched
+                frame.use_meaning()
+    finally:
+        frame._similar = previous
