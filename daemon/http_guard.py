@@ -1,8 +1,8 @@
 """The checks a request to the loopback HTTP door must pass before any op runs (issue 36).
 
 Pure functions over what the listener saw: the request's headers and the kernel's TCP table
-(Linux ``/proc/net/tcp``, ``/proc/net/tcp6``). Not yet wired into ``maestrod``: the listener
-that calls them is the next step. The rules:
+(Linux ``/proc/net/tcp``, ``/proc/net/tcp6``), called by the door (``daemon/http_door.py``)
+for every connection and request. The rules:
 
 * no ``Origin`` header (a browser page sends one: refused, whatever it says);
 * ``Host`` is exactly the loopback address and port the door listens on (DNS rebinding);
@@ -29,10 +29,20 @@ class Refused(Exception):
 def check_headers(headers: Mapping[str, str], port: int, length: int | None) -> None:
     """Raise ``Refused`` unless the headers (names lower-cased) are those of a local tool's
     JSON request to ``LOOPBACK:port`` with a body of ``length`` bytes."""
+    check_address(headers, port)
+    check_body(headers, length)
+
+
+def check_address(headers: Mapping[str, str], port: int) -> None:
+    """Every request: no ``Origin``, and ``Host`` is exactly ``LOOPBACK:port``."""
     if "origin" in headers:
         raise Refused(403, "requests from a web page (an Origin header) are refused")
     if headers.get("host", "") != f"{LOOPBACK}:{port}":
         raise Refused(403, f"the Host header must be {LOOPBACK}:{port}")
+
+
+def check_body(headers: Mapping[str, str], length: int | None) -> None:
+    """A request with a body: JSON, its length given and at most ``MAX_BODY`` bytes."""
     media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media != "application/json":
         raise Refused(415, "the body must be JSON (Content-Type: application/json)")

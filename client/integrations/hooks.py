@@ -542,7 +542,7 @@ _HANDLERS: dict[str, Callable[[_HookClient, dict[str, Any], int], str]] = {
 }
 
 
-def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
+def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient], started_in: str) -> str:
     event, tool = run.event, run.tool
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
@@ -553,7 +553,7 @@ def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
     if tool != "claude" and isinstance(sid, str) and sid.strip():
         data["session_id"] = f"{tool}:{sid}"
     cwd = _text(data, "cwd") or os.getcwd()
-    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    started_in = started_in.strip()
     project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
         where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
@@ -582,31 +582,12 @@ def run_hook(
     run = _Run(tool if tool in TOOLS else "claude", event, started)
     run.stdout = stdout
     memory: list[_HookClient] = []
+    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "")
     try:
         with _Watchdog(run) as watchdog:  # its backstop holds until the end of this block
-            output, failed = "", ""
-            try:
-                try:
-                    output = _run(run, sys.stdin.buffer if stdin is None else stdin, memory)
-                finally:
-                    watchdog.disarm()  # first: no alarm can interrupt the handling below
-            except _Deadline:
-                elapsed, deadline = time.monotonic() - started, time_limits()[0]
-                run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
-                failed = f"the hook's {deadline:g} s deadline passed"
-            except _Skip as exc:
-                run.log(str(exc))
-                failed = "see hooks.log"
-            except UnsafeHome as exc:  # nothing of that home is read or written, not the log
-                output = _unsafe_home_notice(run, exc)
-            except MaestroError as exc:
-                run.log(f"{type(exc).__name__}: {exc}")
-                failed = "the memory did not answer; see hooks.log"
-            except Exception as exc:  # a bug: still fail open, with the reason logged
-                run.log(f"unexpected {type(exc).__name__}: {exc}")
-                failed = "an error; see hooks.log"
-            if failed and not output and run.event == "session-start" and run.project:
-                output = _not_loaded(run, failed)
+            stream = sys.stdin.buffer if stdin is None else stdin
+            # The watchdog is disarmed first: no alarm can interrupt the handling of the outcome.
+            output = _answer(run, stream, memory, started_in, watchdog.disarm)
             _write(run, output, stdout)
             if run.built is not None and run.project is not None:
                 _keep_last_block(run, run.project, *run.built)
@@ -617,6 +598,64 @@ def run_hook(
             with contextlib.suppress(Exception):
                 m.close()
     return 0
+
+
+def answer_http(tool: str, event: str, body: bytes, project: str = "") -> str:
+    """What ``maestroctl hook <tool> <event>`` would print for ``body``, computed in this
+    process: the daemon's HTTP door (``daemon/http_door.py``) answers a tool's ``http`` hook
+    with it. ``project`` (the door's ``?project=``) plays ``$CLAUDE_PROJECT_DIR``'s part. No
+    watchdog (no signals off the main thread): the client's timeouts bound every wait, and
+    the tool's own hook timeout is the outer bound."""
+    import io
+
+    run = _Run(tool if tool in TOOLS else "claude", event, time.monotonic())
+    memory: list[_HookClient] = []
+    try:
+        output = _answer(run, io.BytesIO(body), memory, project)
+        if run.built is not None and run.project is not None:
+            _keep_last_block(run, run.project, *run.built)
+    finally:
+        for m in memory:
+            with contextlib.suppress(Exception):
+                m.close()
+    return output
+
+
+def _answer(
+    run: _Run,
+    stdin: IO[bytes],
+    memory: list[_HookClient],
+    started_in: str,
+    done: Callable[[], None] = lambda: None,
+) -> str:
+    """The output of one hook run, fail-open: a failure is logged and prints nothing, except
+    that a session start that found its project but not its context prints the last block
+    served there, or says it did not load (``_not_loaded``). ``done`` runs as soon as the
+    handler returns or raises (the command hook's watchdog is disarmed there)."""
+    output, failed = "", ""
+    try:
+        try:
+            output = _run(run, stdin, memory, started_in)
+        finally:
+            done()
+    except _Deadline:
+        elapsed, deadline = time.monotonic() - run.started, time_limits()[0]
+        run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
+        failed = f"the hook's {deadline:g} s deadline passed"
+    except _Skip as exc:
+        run.log(str(exc))
+        failed = "see hooks.log"
+    except UnsafeHome as exc:  # nothing of that home is read or written, not the log
+        output = _unsafe_home_notice(run, exc)
+    except MaestroError as exc:
+        run.log(f"{type(exc).__name__}: {exc}")
+        failed = "the memory did not answer; see hooks.log"
+    except Exception as exc:  # a bug: still fail open, with the reason logged
+        run.log(f"unexpected {type(exc).__name__}: {exc}")
+        failed = "an error; see hooks.log"
+    if failed and not output and run.event == "session-start" and run.project:
+        output = _not_loaded(run, failed)
+    return output
 
 
 def _write(run: _Run, output: str, stdout: IO[str] | None, wait: float = -1) -> None:

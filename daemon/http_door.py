@@ -1,0 +1,391 @@
+"""The loopback HTTP door (issue 36): agents reach the daemon without starting a process.
+
+One listening socket on ``127.0.0.1:<port>`` (``common/httpdoor.py``: the port, the paths, the
+record of the port in the runtime dir), an accept thread, and one thread per connection, at
+most ``MAX_CONNECTIONS`` (more are answered 503 and closed). Every connection and request
+passes ``http_guard`` first:
+
+* the peer is this user: the uid that owns the connection's client end, from the kernel
+  (Linux ``/proc/net/tcp``); another user's connection is closed before a byte is read. Where
+  the kernel does not say (no ``/proc/net/tcp``), the door does not open;
+* no ``Origin`` (a browser page), a ``Host`` of exactly ``127.0.0.1:<port>`` (DNS rebinding),
+  a JSON body of at most ``MAX_BODY`` bytes with its ``Content-Length``.
+
+What passes is answered by the same code as the other doors, as a client of the daemon's own
+socket: the writer still serialises every write, and the answers are those of the command
+hooks and ``maestroctl mcp`` by construction.
+
+* ``POST /mcp?project=DIR``: MCP's streamable HTTP transport, JSON responses (no SSE stream:
+  ``GET`` is 405), one ``McpServer`` (``client/integrations/mcp_server.py``) per MCP session,
+  named by the ``Mcp-Session-Id`` header the ``initialize`` response carries; at most
+  ``MAX_SESSIONS``, the least recently used dropped first (its client then gets 404 and
+  initializes again, as the transport says). ``DELETE /mcp`` ends a session.
+* ``POST /hook/<tool>/<event>``: the hook's JSON, answered with what ``maestroctl hook <tool>
+  <event>`` prints (``hooks.answer_http``), ``{}`` when that is nothing.
+
+The client side (``Client``, the MCP server, the hook runtime) is imported on the first request
+that needs it, so an idle daemon does not carry it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections import OrderedDict
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..common import httpdoor
+from ..common.agents import AGENTS
+from ..common.httpdoor import default_port
+from ..common.paths import Paths
+from ..core import fsio
+from .config import Config
+from .http_guard import LOOPBACK, Refused, check_address, check_body, kernel_peer_uid
+
+if TYPE_CHECKING:
+    from ..client.integrations.mcp_server import McpServer
+
+log = logging.getLogger("maestrod")
+
+MAX_CONNECTIONS = 32  # connection threads at once; the next is answered 503
+MAX_SESSIONS = 64  # MCP sessions kept; the least recently used goes first
+IDLE_SECONDS = 30.0  # a kept-alive connection that sends nothing for this long is closed
+HOOK_EVENTS = ("session-start", "user-prompt", "session-end", "stop")  # hooks.EVENTS
+
+
+class _Session:
+    """One MCP session: its server (and the server's ``Client``), used by one request at a
+    time (a client may send several at once; ``Client`` is not thread-safe)."""
+
+    def __init__(self, server: McpServer, closer: Any) -> None:
+        self.server = server
+        self.closer = closer
+        self.lock = threading.Lock()
+
+
+class HttpDoor:
+    """The listener and its sessions. ``open`` binds (False, logged, when it cannot: the
+    daemon serves its socket either way); ``close`` stops accepting and drops the record."""
+
+    def __init__(self, paths: Paths, port: int) -> None:
+        self.paths = paths
+        self.wanted = port
+        self.port = 0  # the bound port, once open
+        self.uid = os.getuid()
+        self._listener: socket.socket | None = None
+        self._closing = False
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._sessions_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def open(self) -> bool:
+        if not os.path.exists("/proc/net/tcp"):
+            log.info("HTTP door not opened: this system does not tell a TCP peer's uid")
+            return False
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            listener.bind((LOOPBACK, self.wanted))
+            listener.listen(64)
+        except OSError as exc:
+            listener.close()
+            log.warning(
+                "HTTP door not opened: cannot listen on %s:%d (%s); the agents' http hooks "
+                "and MCP over HTTP get no answer (set [http] port in config.toml)",
+                LOOPBACK,
+                self.wanted,
+                exc.strerror,
+            )
+            return False
+        self._listener = listener
+        self.port = listener.getsockname()[1]
+        record = {"port": self.port, "pid": os.getpid()}
+        fsio.write_atomic(
+            Path(httpdoor.record_path(self.paths)), json.dumps(record).encode("utf-8")
+        )
+        self._thread = threading.Thread(target=self._accept_loop, name="http-door", daemon=True)
+        self._thread.start()
+        log.info("HTTP door on %s:%d", LOOPBACK, self.port)
+        return True
+
+    def close(self) -> None:
+        listener = self._listener
+        if listener is None:
+            return
+        self._closing = True
+        with contextlib.suppress(OSError):
+            os.unlink(httpdoor.record_path(self.paths))
+        # Wake the blocked accept() with a connection of our own (portable, unlike shutdown).
+        with contextlib.suppress(OSError):
+            socket.create_connection((LOOPBACK, self.port), timeout=1).close()
+        if self._thread is not None:
+            self._thread.join(2)
+        listener.close()
+        self._listener = None
+        with self._sessions_lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for session in sessions:
+            _close_quietly(session.closer)
+
+    # -- connections -----------------------------------------------------------------------
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while not self._closing:
+            try:
+                conn, address = self._listener.accept()
+            except OSError:
+                if self._closing:
+                    return
+                time.sleep(0.05)  # EMFILE and the like: do not spin
+                continue
+            if self._closing:
+                conn.close()
+                return
+            uid = kernel_peer_uid(self.port, address[1])
+            if uid != self.uid:
+                log.warning(
+                    "HTTP door: closed a connection from port %d: uid %s is not the owner (uid %d)",
+                    address[1],
+                    "unknown" if uid is None else uid,
+                    self.uid,
+                )
+                conn.close()
+                continue
+            if not self._slots.acquire(blocking=False):
+                _busy(conn)
+                continue
+            threading.Thread(
+                target=self._serve_connection, args=(conn, address), daemon=True
+            ).start()
+
+    def _serve_connection(self, conn: socket.socket, address: tuple[str, int]) -> None:
+        try:
+            conn.settimeout(IDLE_SECONDS)
+            _Handler(conn, address, self)
+        except Exception as exc:  # the connection, not the daemon
+            log.info("HTTP door: connection from port %d ended: %s", address[1], exc)
+        finally:
+            _close_quietly(conn)
+            self._slots.release()
+
+    # -- MCP sessions ----------------------------------------------------------------------
+    def new_session(self, project: str) -> tuple[str, _Session]:
+        from ..client._client import Client
+        from ..client.integrations.mcp_server import McpServer
+        from ..common import layout
+
+        found = layout.find_project(project) if project else None
+        root = Path(os.path.abspath(found if found is not None else (project or "/")))
+        client = Client(root, light_socket=True)  # no zmq context (and thread) per session
+        server = McpServer(root, client, in_project=found is not None)
+        session_id = os.urandom(16).hex()
+        session = _Session(server, client)
+        with self._sessions_lock:
+            self._sessions[session_id] = session
+            dropped = []
+            while len(self._sessions) > MAX_SESSIONS:
+                dropped.append(self._sessions.popitem(last=False)[1])
+        for old in dropped:
+            _close_quietly(old.closer)
+        return session_id, session
+
+    def session(self, session_id: str) -> _Session | None:
+        with self._sessions_lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                self._sessions.move_to_end(session_id)
+            return session
+
+    def end_session(self, session_id: str) -> bool:
+        with self._sessions_lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        _close_quietly(session.closer)
+        return True
+
+
+def open_door(paths: Paths, config: Config) -> HttpDoor | None:
+    """The door ``config`` asks for, open; None when it is off or could not open (logged)."""
+    if not config.http_enabled:
+        return None
+    port = default_port(paths) if config.http_port is None else config.http_port
+    door = HttpDoor(paths, port)
+    return door if door.open() else None
+
+
+def close_door(door: HttpDoor | None) -> None:
+    if door is not None:
+        door.close()
+
+
+def _close_quietly(thing: Any) -> None:
+    with contextlib.suppress(Exception):  # closing is best effort
+        thing.close()
+
+
+def _busy(conn: socket.socket) -> None:
+    body = b'{"error": "too many connections; try again"}'
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    try:
+        conn.settimeout(1)
+        conn.sendall(head.encode("ascii") + body)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection's requests (HTTP/1.1, kept alive). ``server`` is the ``HttpDoor``."""
+
+    protocol_version = "HTTP/1.1"
+    door: HttpDoor
+
+    def __init__(self, conn: socket.socket, address: tuple[str, int], door: HttpDoor) -> None:
+        self.door = door
+        super().__init__(conn, address, door)  # type: ignore[arg-type]
+
+    def version_string(self) -> str:
+        return "maestrod"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("HTTP door: " + format, *args)
+
+    # -- answers ---------------------------------------------------------------------------
+    def _send(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        data = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        if data:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if data:
+            self.wfile.write(data)
+
+    def _refuse(self, status: int, message: str) -> None:
+        self.close_connection = True
+        self._send(status, {"error": message}, {"Connection": "close"})
+
+    def _headers(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    # -- methods ---------------------------------------------------------------------------
+    def do_POST(self) -> None:
+        headers = self._headers()
+        raw_length = headers.get("content-length")
+        try:
+            length = int(raw_length) if raw_length is not None else None
+        except ValueError:
+            length = -1
+        try:
+            check_address(headers, self.door.port)
+            check_body(headers, length)
+        except Refused as exc:
+            log.warning("HTTP door: refused %s %s: %s", self.command, self.path[:200], exc)
+            self._refuse(exc.status, str(exc))
+            return
+        assert length is not None
+        body = self.rfile.read(length)
+        if len(body) != length:
+            self.close_connection = True
+            return
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        project = unquote(query.get("project", [""])[0])
+        if project and not os.path.isabs(project):
+            self._refuse(400, "?project= must be an absolute path")
+            return
+        if url.path == httpdoor.MCP_PATH:
+            self._mcp(headers, body, project)
+            return
+        parts = url.path.split("/")
+        if len(parts) == 4 and "/" + parts[1] == httpdoor.HOOK_PATH:
+            self._hook(parts[2], parts[3], body, project)
+            return
+        self._refuse(404, f"no such path: {url.path[:200]}")
+
+    def do_GET(self) -> None:
+        self._other()
+
+    def do_PUT(self) -> None:
+        self._other()
+
+    def do_DELETE(self) -> None:
+        headers = self._headers()
+        try:
+            check_address(headers, self.door.port)
+        except Refused as exc:
+            self._refuse(exc.status, str(exc))
+            return
+        if urlsplit(self.path).path != httpdoor.MCP_PATH:
+            self._refuse(404, "no such path")
+            return
+        ended = self.door.end_session(headers.get("mcp-session-id", ""))
+        self._send(200 if ended else 404)
+
+    def _other(self) -> None:
+        try:
+            check_address(self._headers(), self.door.port)
+        except Refused as exc:
+            self._refuse(exc.status, str(exc))
+            return
+        # No server-sent event stream is offered (the transport allows that: 405).
+        self.close_connection = True
+        self._send(405, {"error": "only POST is served"}, {"Allow": "POST", "Connection": "close"})
+
+    # -- the two services --------------------------------------------------------------------
+    def _mcp(self, headers: dict[str, str], body: bytes, project: str) -> None:
+        from ..client.integrations.mcp_server import INVALID_REQUEST, PARSE_ERROR, rpc_error
+
+        try:
+            message = json.loads(body)
+        except ValueError as exc:
+            self._send(400, rpc_error(None, PARSE_ERROR, f"not JSON: {exc}"))
+            return
+        given = headers.get("mcp-session-id")
+        reply_headers: dict[str, str] = {}
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            session_id, session = self.door.new_session(project)
+            reply_headers["Mcp-Session-Id"] = session_id
+        elif given is None:
+            self._send(400, rpc_error(None, INVALID_REQUEST, "no Mcp-Session-Id: initialize first"))
+            return
+        else:
+            found = self.door.session(given)
+            if found is None:
+                self._send(
+                    404, rpc_error(None, INVALID_REQUEST, "unknown session: initialize again")
+                )
+                return
+            session = found
+        with session.lock:
+            reply = session.server.handle(message)
+        if reply is None:
+            self._send(202, None, reply_headers)
+        else:
+            self._send(200, reply, reply_headers)
+
+    def _hook(self, tool: str, event: str, body: bytes, project: str) -> None:
+        if tool not in AGENTS or event not in HOOK_EVENTS:
+            self._refuse(404, f"no hook {tool[:40]!r} {event[:40]!r}")
+            return
+        from ..client.integrations.hooks import answer_http
+
+        output = answer_http(tool, event, body, project)
+        self._send(200, json.loads(output) if output else {})
