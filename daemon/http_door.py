@@ -15,11 +15,13 @@ What passes is answered by the same code as the other doors, as a client of the 
 socket: the writer still serialises every write, and the answers are those of the command
 hooks and ``maestroctl mcp`` by construction.
 
-* ``POST /mcp?project=DIR``: MCP's streamable HTTP transport, JSON responses (no SSE stream:
-  ``GET`` is 405), one ``McpServer`` (``client/integrations/mcp_server.py``) per MCP session,
-  named by the ``Mcp-Session-Id`` header the ``initialize`` response carries; at most
-  ``MAX_SESSIONS``, the least recently used dropped first (its client then gets 404 and
-  initializes again, as the transport says). ``DELETE /mcp`` ends a session.
+* ``POST /mcp[?project=DIR]``: MCP's streamable HTTP transport (without ``?project=``, the
+  project at or above the connecting process's working directory, read from ``/proc``),
+  JSON responses (no SSE stream: ``GET`` is 405), one ``McpServer``
+  (``client/integrations/mcp_server.py``) per MCP session, named by the ``Mcp-Session-Id``
+  header of the ``initialize`` response; at most ``MAX_SESSIONS``, the least recently used
+  dropped first (its client then gets 404 and initializes again, as the transport says).
+  ``DELETE /mcp`` ends a session.
 * ``POST /hook/<tool>/<event>``: the hook's JSON, answered with what ``maestroctl hook <tool>
   <event>`` prints (``hooks.answer_http``), ``{}`` when that is nothing.
 
@@ -48,7 +50,7 @@ from ..common.httpdoor import default_port
 from ..common.paths import Paths
 from ..core import fsio
 from .config import Config
-from .http_guard import LOOPBACK, Refused, check_address, check_body, kernel_peer_uid
+from .http_guard import LOOPBACK, Refused, check_address, check_body, kernel_peer, socket_owner_cwd
 
 if TYPE_CHECKING:
     from ..client.integrations.mcp_server import McpServer
@@ -151,8 +153,9 @@ class HttpDoor:
             if self._closing:
                 conn.close()
                 return
-            uid = kernel_peer_uid(self.port, address[1])
-            if uid != self.uid:
+            peer = kernel_peer(self.port, address[1])
+            uid = None if peer is None else peer[0]
+            if peer is None or uid != self.uid:
                 log.warning(
                     "HTTP door: closed a connection from port %d: uid %s is not the owner (uid %d)",
                     address[1],
@@ -165,13 +168,13 @@ class HttpDoor:
                 _busy(conn)
                 continue
             threading.Thread(
-                target=self._serve_connection, args=(conn, address), daemon=True
+                target=self._serve_connection, args=(conn, address, peer[1]), daemon=True
             ).start()
 
-    def _serve_connection(self, conn: socket.socket, address: tuple[str, int]) -> None:
+    def _serve_connection(self, conn: socket.socket, address: tuple[str, int], inode: int) -> None:
         try:
             conn.settimeout(IDLE_SECONDS)
-            _Handler(conn, address, self)
+            _Handler(conn, address, self, inode)
         except Exception as exc:  # the connection, not the daemon
             log.info("HTTP door: connection from port %d ended: %s", address[1], exc)
         finally:
@@ -255,8 +258,11 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     door: HttpDoor
 
-    def __init__(self, conn: socket.socket, address: tuple[str, int], door: HttpDoor) -> None:
+    def __init__(
+        self, conn: socket.socket, address: tuple[str, int], door: HttpDoor, inode: int
+    ) -> None:
         self.door = door
+        self.peer_inode = inode  # the client end's socket: whose working directory (MCP)
         super().__init__(conn, address, door)  # type: ignore[arg-type]
 
     def version_string(self) -> str:
@@ -361,7 +367,9 @@ class _Handler(BaseHTTPRequestHandler):
         given = headers.get("mcp-session-id")
         reply_headers: dict[str, str] = {}
         if isinstance(message, dict) and message.get("method") == "initialize":
-            session_id, session = self.door.new_session(project)
+            # No ?project=: the tool's own working directory, as a stdio server would have.
+            where = project or socket_owner_cwd(self.peer_inode, self.door.uid) or ""
+            session_id, session = self.door.new_session(where)
             reply_headers["Mcp-Session-Id"] = session_id
         elif given is None:
             self._send(400, rpc_error(None, INVALID_REQUEST, "no Mcp-Session-Id: initialize first"))

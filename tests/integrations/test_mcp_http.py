@@ -119,3 +119,22 @@ def test_a_project_outside_any_memory_is_told_so_over_http(
     is_error, text, _ = answers["calls"][0]
     assert is_error is True and text.startswith("Not in a project")
     assert not (elsewhere / ".maestro").exists()
+
+
+def test_without_a_project_in_the_url_the_tools_working_directory_names_it(
+    daemon_factory: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / ".maestro" / "memory").mkdir(parents=True)
+    (project / "src").mkdir()
+    daemon = daemon_factory(config="[http]\nport = 0\n")
+    daemon.register(project)
+    daemon.result(
+        "save_semantic", project, fact="Deploys go out on Tuesdays", category="project_context"
+    )
+    port = recorded_port(daemon.paths)
+    assert port is not None
+    monkeypatch.chdir(project / "src")  # the tool runs in the project (here: this process)
+    answers = over_http(f"http://127.0.0.1:{port}/mcp", [("search", {"query": "deploys"})])
+    is_error, _, found = answers["calls"][0]
+    assert is_error is False
+    assert [r["text"] for r in found["results"]] == ["Deploys go out on Tuesdays"]
