@@ -100,3 +100,20 @@ def hook_url(
     if project is not None:
         url += f"?project={quote(os.fspath(project), safe='/')}"
     return url
+
+
+def door_path(url: object) -> tuple[int, str] | None:
+    """``(port, path)`` when ``url`` is one of the door's (``http://127.0.0.1:<port>/…``, the
+    query left out), else None: how ``integrate`` and ``doctor`` know a setting is ours."""
+    if not isinstance(url, str):
+        return None
+    prefix = f"http://{LOOPBACK}:"
+    if not url.startswith(prefix):
+        return None
+    port, slash, path = url[len(prefix) :].partition("/")
+    if not slash or not port.isdigit() or not 0 < int(port) <= 65535:
+        return None
+    path = "/" + path.split("?", 1)[0]
+    if path != MCP_PATH and not path.startswith(HOOK_PATH + "/"):
+        return None
+    return int(port), path
