@@ -9,7 +9,7 @@ its port in. Standard library only (the hooks' side reads it).
     port = 24810        # default: a number derived from this user's runtime directory
                         # (0: any free port, recorded; for tests)
 
-The door (``daemon/http_door.py``) serves two kinds of POST, JSON only:
+The door (``daemon/http_door/``) serves two kinds of POST, JSON only:
 
 * ``/mcp`` (``?project=DIR``): MCP's streamable HTTP transport, the same tools and answers as
   ``maestroctl mcp`` over stdio;

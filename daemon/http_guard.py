@@ -1,7 +1,7 @@
 """The checks a request to the loopback HTTP door must pass before any op runs (issue 36).
 
 Pure functions over what the listener saw: the request's headers and the kernel's TCP table
-(Linux ``/proc/net/tcp``, ``/proc/net/tcp6``), called by the door (``daemon/http_door.py``)
+(Linux ``/proc/net/tcp``, ``/proc/net/tcp6``), called by the door (``daemon/http_door/``)
 for every connection and request. The rules:
 
 * no ``Origin`` header (a browser page sends one: refused, whatever it says);

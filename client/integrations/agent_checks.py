@@ -368,16 +368,10 @@ def configured_door_urls(tool: str, project: Path, home: Path) -> list[str]:
         server = _mcp_servers(settings).get("maestro")
         urls += [server["httpUrl"]] if isinstance(server, dict) and "httpUrl" in server else []
     elif tool == "codex":
-        import tomllib
+        from .codex_settings import mcp_url
 
-        from .codex_settings import config_path
-
-        try:
-            doc = tomllib.loads(config_path().read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            doc = {}
-        server = doc.get("mcp_servers", {}).get("maestro") if isinstance(doc, dict) else None
-        urls += [server["url"]] if isinstance(server, dict) and "url" in server else []
+        url = mcp_url()
+        urls += [url] if url is not None else []
     return [u for u in urls if isinstance(u, str) and door_path(u) is not None]
 
 

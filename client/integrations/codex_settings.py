@@ -321,6 +321,17 @@ def integrate_codex(
     return report
 
 
+def mcp_url() -> str | None:
+    """The ``url`` of ``[mcp_servers.maestro]`` in config.toml (MCP over HTTP), None without one
+    or when the file cannot be read."""
+    try:
+        doc = tomllib.loads(config_path().read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    url = _table(doc, "mcp_servers", MCP_NAME, "url")
+    return url if isinstance(url, str) else None
+
+
 def status(project: Path) -> dict[str, Any]:
     """For ``doctor``: are our hooks present and trusted, is the project trusted, is the MCP
     server registered? ``{"found": bool, "hooks": {scope: {...}}, "mcp": bool, ...}``."""

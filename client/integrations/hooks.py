@@ -274,7 +274,7 @@ class _Run:
     """This hook process's one run: the tool it serves, the event, when it started, the
     project once found, and the block a session start built (kept after the output)."""
 
-    __slots__ = ("built", "event", "printed", "project", "started", "stdout", "tool")
+    __slots__ = ("built", "event", "in_door", "printed", "project", "started", "stdout", "tool")
 
     def __init__(self, tool: str, event: str, started: float) -> None:
         self.tool = tool  # who acted: "claude" | "codex" | "gemini"
@@ -284,6 +284,7 @@ class _Run:
         self.built: tuple[str, int] | None = None  # (block, tokens) of a session start
         self.stdout: IO[str] | None = None  # where the output goes (None: sys.stdout)
         self.printed = threading.Lock()  # held by whoever prints: one output, never two
+        self.in_door = False  # answered by the daemon's HTTP door (answer_http), not a process
 
     def log(self, reason: str, *, screen: bool = True) -> None:
         log_reason(self.event, reason, screen=screen, tool=self.tool)
@@ -310,7 +311,11 @@ class _HookClient:
             fallback_after_timeout=True,
             on_fallback=run.log,
             light_socket=True,  # no pyzmq in a process every agent session starts
-            register_unowned=_registers(run) if run.event == "session-start" else None,
+            # The session start registers; so does every hook the daemon's door answers (run
+            # in the daemon, direct mode would write past its writer).
+            register_unowned=(
+                _registers(run) if run.event == "session-start" or run.in_door else None
+            ),
             # A prompt's capture stops waiting for a busy lock in time to say so.
             lock_deadline=(
                 run.started + time_limits()[0] - _scaled(NOTICE_RESERVE)
@@ -336,16 +341,22 @@ def _registers(run: _Run) -> Callable[[str], bool]:
     enough, and a link is not followed. Logged, so the person can see why it appeared."""
 
     def decide(project: str) -> bool:
-        root = Path(project)
-        memory = layout.memory_dir(root)
-        if (root / layout.MAESTRO_DIR).is_symlink() or memory.is_symlink():
-            return False
-        if not memory.is_dir():
+        if not holds_memory(project):
             return False
         run.log(f"registering {project} with the running daemon (it holds .maestro/memory)")
         return True
 
     return decide
+
+
+def holds_memory(project: str) -> bool:
+    """Whether ``project`` holds its memory as a real directory, ``.maestro/memory`` (no link
+    followed): the rule for registering a project the running daemon does not own."""
+    root = Path(project)
+    memory = layout.memory_dir(root)
+    if (root / layout.MAESTRO_DIR).is_symlink() or memory.is_symlink():
+        return False
+    return memory.is_dir()
 
 
 def _read_input(stdin: IO[bytes]) -> dict[str, Any]:
@@ -635,13 +646,14 @@ def run_hook(
 
 def answer_http(tool: str, event: str, body: bytes, project: str = "") -> str:
     """What ``maestroctl hook <tool> <event>`` would print for ``body``, computed in this
-    process: the daemon's HTTP door (``daemon/http_door.py``) answers a tool's ``http`` hook
+    process: the daemon's HTTP door (``daemon/http_door/``) answers a tool's ``http`` hook
     with it. ``project`` (the door's ``?project=``) plays ``$CLAUDE_PROJECT_DIR``'s part. No
     watchdog (no signals off the main thread): the client's timeouts bound every wait, and
     the tool's own hook timeout is the outer bound."""
     import io
 
     run = _Run(tool if tool in TOOLS else "claude", event, time.monotonic())
+    run.in_door = True
     memory: list[_HookClient] = []
     try:
         output = _answer(run, io.BytesIO(body), memory, project)

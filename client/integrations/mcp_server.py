@@ -10,7 +10,7 @@ every tool call is one op of the ``Client``: the daemon answers it from the memo
 holds in its cache, and its writer serialises the writes. When no daemon runs (or it stops
 mid-session), the same ``Client`` runs the op in direct mode in this process, as every other
 door does, so the server always answers. The same ``McpServer`` serves MCP's streamable HTTP
-transport inside ``maestrod`` (``daemon/http_door.py``: one per MCP session, its ``Client``
+transport inside ``maestrod`` (``daemon/http_door/``: one per MCP session, its ``Client``
 on the daemon's own socket), so a tool wired to that door starts no process and gets the same
 answers.
 

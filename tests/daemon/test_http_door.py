@@ -1,4 +1,4 @@
-"""The loopback HTTP door of a real maestrod (``daemon/http_door.py``), with real requests:
+"""The loopback HTTP door of a real maestrod (``daemon/http_door/``), with real requests:
 who gets an answer (this user, from a tool) and who gets nothing or a refusal (another uid, a
 web page's ``Origin``, a foreign ``Host``, a body too large or not JSON), and what a hook
 request is answered."""

@@ -130,10 +130,10 @@ def test_codex_and_gemini_get_the_doors_mcp_url(
     assert not (Path(env["HOME"]) / ".gemini" / "settings.json").exists()  # it held only ours
 
 
-def doctor_claude_hooks(project: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+def doctor_checks(project: Path, env: dict[str, str], name: str) -> list[dict[str, Any]]:
     proc = run_cli(["doctor", "-C", str(project), "--json"], env=env)
     checks = json.loads(proc.stdout)["result"]["checks"]
-    return [c for c in checks if c["name"] == "claude hooks"]
+    return [c for c in checks if c["name"] == name]
 
 
 def session_start(project: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -156,12 +156,16 @@ def test_doctor_and_the_session_start_say_when_the_door_does_not_answer(
 ) -> None:
     daemon, port = door
     integrate(project, env, "claude", "--scope", "local")
-    assert [c["status"] for c in doctor_claude_hooks(project, env)] == ["ok"]
+    integrate(project, env, "codex", "--scope", "user")
+    assert [c["status"] for c in doctor_checks(project, env, "claude hooks")] == ["ok"]
+    [mcp] = doctor_checks(project, env, "codex mcp")
+    assert mcp["status"] == "ok" and "HTTP door" in mcp["detail"]
     assert "systemMessage" not in session_start(project, env)
 
     assert daemon.stop() == 0
-    [check] = doctor_claude_hooks(project, env)
-    assert check["status"] == "fail" and f"127.0.0.1:{port}" in check["detail"]
-    assert "no maestrod HTTP door is open" in check["detail"]
+    for name in ("claude hooks", "codex mcp"):
+        [check] = doctor_checks(project, env, name)
+        assert check["status"] == "fail" and f"127.0.0.1:{port}" in check["detail"]
+        assert "no maestrod HTTP door is open" in check["detail"]
     told = session_start(project, env)
     assert told["systemMessage"] == DOOR_DOWN.format(what="prompts (nothing is remembered)")

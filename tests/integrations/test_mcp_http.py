@@ -138,3 +138,17 @@ def test_without_a_project_in_the_url_the_tools_working_directory_names_it(
     is_error, _, found = answers["calls"][0]
     assert is_error is False
     assert [r["text"] for r in found["results"]] == ["Deploys go out on Tuesdays"]
+
+
+def test_a_project_the_daemon_does_not_own_yet_is_registered_by_its_first_call(
+    daemon_factory: Any, project: Path
+) -> None:
+    (project / ".maestro" / "memory").mkdir(parents=True)
+    daemon = daemon_factory(config="[http]\nport = 0\n")
+    port = recorded_port(daemon.paths)
+    assert port is not None
+    fact = {"fact": "Releases are tagged on main", "category": "project_context"}
+    answers = over_http(mcp_url(port, project), [("remember", fact)])
+    assert answers["calls"][0][0] is False
+    owned = [p["path"] for p in daemon.result("projects")["projects"]]
+    assert str(project) in owned  # its writes then go through the daemon's writer
