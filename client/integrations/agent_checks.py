@@ -375,6 +375,31 @@ def configured_door_urls(tool: str, project: Path, home: Path) -> list[str]:
     return [u for u in urls if isinstance(u, str) and door_path(u) is not None]
 
 
+DOOR_DOWN = (
+    "Maestro Memory's daemon does not answer on 127.0.0.1 (no HTTP door open): this session's "
+    "{what} get no answer. Start it with 'maestroctl start'."
+)
+
+
+def door_down_notice(tool: str, project: Path, home: Path) -> str | None:
+    """What a session start says when ``tool``'s settings send prompts or MCP calls to the
+    daemon's HTTP door (``integrate`` wrote them while it ran) and no door is open; None when
+    they send none."""
+    from ...common.httpdoor import HOOK_PATH, MCP_PATH, door_path
+
+    urls = configured_door_urls(tool, project, home)
+    paths = [p[1] for p in map(door_path, urls) if p is not None]
+    parts = [
+        what
+        for what, on in (
+            ("prompts (nothing is remembered)", any(p.startswith(HOOK_PATH + "/") for p in paths)),
+            ("memory tools", MCP_PATH in paths),
+        )
+        if on
+    ]
+    return DOOR_DOWN.format(what=" and ".join(parts)) if parts else None
+
+
 # One entry per agent tool: name -> check(project, home, hook_log).
 AGENT_CHECKS: dict[str, Callable[[Path, Path, Path], list[Finding]]] = {
     "claude": check_claude,

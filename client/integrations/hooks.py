@@ -432,35 +432,26 @@ def _session_start(memory: _HookClient, data: dict[str, Any], budget: int) -> st
     context = _reply_context(result, budget)
     memory.run.built = (context, int(result.get("tokens", 0)))
     output = _hook_output(memory.tool, "session-start", context) if context else ""
-    return _door_notice(memory, output)
-
-
-DOOR_DOWN = (
-    "Maestro Memory's daemon does not answer on 127.0.0.1 (no HTTP door open): this session's "
-    "{what} get no answer. Start it with 'maestroctl start'."
-)
+    try:
+        return _door_notice(memory, output)
+    except Exception as exc:  # the notice must never cost the session its memory
+        memory.run.log(f"cannot check the HTTP door: {type(exc).__name__}: {exc}")
+        return output
 
 
 def _door_notice(memory: _HookClient, output: str) -> str:
-    """A session whose other hooks or memory tools go to the daemon's HTTP door (``integrate``
-    wrote them while it ran) gets nothing from them when no door is open: the session start,
-    always a command, says so instead of leaving it silent. Only checked when no door is
-    recorded (one file read); then the tool's settings are read."""
+    """A session whose other hooks or memory tools go to the daemon's HTTP door gets nothing
+    from them when no door is open: the session start, always a command, says so
+    (``agent_checks.door_down_notice``). Only looked into when no door is recorded."""
     from ...common import httpdoor, paths
 
     if httpdoor.recorded_port(paths.resolve_safe()) is not None:
         return output
-    from .agent_checks import configured_door_urls
+    from .agent_checks import door_down_notice
 
-    urls = configured_door_urls(memory.tool, memory.project, Path.home())
-    if not urls:
+    tell = door_down_notice(memory.tool, memory.project, Path.home())
+    if tell is None:
         return output
-    hooks = any(httpdoor.HOOK_PATH + "/" in u for u in urls)
-    mcp = any((httpdoor.door_path(u) or (0, ""))[1] == httpdoor.MCP_PATH for u in urls)
-    what = " and ".join(
-        w for w, on in (("prompts (nothing is remembered)", hooks), ("memory tools", mcp)) if on
-    )
-    tell = DOOR_DOWN.format(what=what)
     memory.run.log(tell)
     out = json.loads(output or _hook_output(memory.tool, "session-start", ""))
     out["systemMessage"] = tell

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from maestro_memory.client.integrations.hooks import DOOR_DOWN
+from maestro_memory.client.integrations.agent_checks import DOOR_DOWN
 from maestro_memory.common.httpdoor import hook_url, recorded_port
 
 from .support import run_cli
