@@ -1,5 +1,5 @@
 """What an agent's hook answers, built once for both doors: the command hook
-(``client/integrations/hooks.py``) prints it, the daemon's HTTP door (``daemon/httpdoor.py``)
+(``client/integrations/hooks.py``) prints it, the daemon's HTTP door (``daemon/http_door/``)
 returns it as the body of Claude Code's ``"type": "http"`` hooks.
 
 Standard library only (every hook process loads it). The events are ours, the same for every

@@ -6,6 +6,8 @@ Modules, from the outside in:
 * ``rundir``    private directories and the single-instance lock
 * ``server``    the main thread's lifecycle: start, poll loop, signals, reload, shutdown drain
 * ``routing``   the main thread's sockets: ZAP peer-uid check, dispatch, replies and metrics
+* ``http_door`` the loopback HTTP door (MCP over streamable HTTP, the agents' http hooks): a
+  client of the daemon's own socket, behind ``http_guard`` (peer uid, Origin, Host, size)
 * ``handlers``  the op registry (the memory ops of ``common.ops`` plus the daemon's own) and
   ``Services``, all that handlers may use of the daemon
 * ``writer``    the one writer thread: batches into ``MemoryStore.run``, external-change checks

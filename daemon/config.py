@@ -14,6 +14,10 @@
     [watcher]
     force_polling = false       # poll instead of inotify (network filesystems)
 
+    [http]                      # the loopback HTTP door (common/httpdoor.py)
+    enabled = true              # false: none
+    port = 24810                # default: derived from the uid and the runtime dir; 0: any
+
     [import]                    # the agent tools' own memories (common/toolsources.py)
     claude = true               # false: never import Claude Code's (also gemini, codex)
     claude_dir = "~/elsewhere"  # a folder other than the computed one (also gemini_dir …)
@@ -21,7 +25,8 @@
 Read at start and on SIGHUP, every table alike (``[import]`` too: ``Config.imports``, which the
 writer and the watcher use); ``[watcher] force_polling`` takes effect at the next start. A
 missing file means the defaults; a file that does not parse is an error (at start: refuse;
-on SIGHUP: keep the running configuration and log why). The ``[core]`` settings also apply to
+on SIGHUP: keep the running configuration and log why). ``[http]`` too takes effect at the
+next start. The ``[core]`` settings also apply to
 direct mode: the client reads the same file (``common.settings``), so both paths run the same
 core with the same settings (``common.settings`` reads ``[core]`` for both).
 """
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.errors import MaestroError
+from ..common.httpdoor import door_settings
 from ..common.settings import SettingsError, core_settings, read_config, trusted_directories
 from ..common.toolsources import check_import_config
 from ..core.memory import Settings
@@ -140,6 +146,8 @@ class Config:
     # [import], checked (common/toolsources.check_import_config); {}: every tool, default folders
     imports: dict[str, Any] = field(default_factory=dict)
     trusted: frozenset[str] = frozenset()  # [trust] directories (common/settings.py)
+    http_enabled: bool = True  # [http] (common/httpdoor.py); at the next start
+    http_port: int | None = None  # None: common/httpdoor.default_port; 0: any free port
 
     @property
     def cron_spec(self) -> CronSpec:
@@ -188,6 +196,10 @@ def load_config(path: Path) -> Config:
         trusted = trusted_directories(data, str(path))
     except SettingsError as exc:
         raise ConfigError(str(exc)) from exc
+    try:
+        http_enabled, http_port = door_settings(data)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
     force_polling = watcher.get("force_polling", False)
     if not isinstance(force_polling, bool):
         raise ConfigError("[watcher] force_polling must be true or false")
@@ -199,6 +211,8 @@ def load_config(path: Path) -> Config:
         force_polling=force_polling,
         imports=dict(imports),
         trusted=trusted,
+        http_enabled=http_enabled,
+        http_port=http_port,
     )
     try:
         parse_cron(cron)

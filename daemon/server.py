@@ -38,6 +38,7 @@ from ..core.frame import use_meaning
 from . import handlers
 from .cache import ReadCache
 from .config import Config, ConfigError, load_config
+from .http_door import HttpDoor, close_door, open_door
 from .journal import Journal
 from .metrics import Metrics
 from .registry import Registry
@@ -125,6 +126,7 @@ class Server:
         )
         self._wake_r, self._wake_w = socket.socketpair()
         self._pending_signals: list[int] = []
+        self.http: HttpDoor | None = None  # opened at start (config.toml's [http])
 
     # -- start -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -152,6 +154,7 @@ class Server:
         for project in sorted(self.registry.projects()):
             self.watcher.watch(project)
         self.scheduler.start()
+        self.http = open_door(self.paths, self.config)  # after the socket: a client of it
         log.info(
             "maestrod %s (pid %d) listening on %s; %d project(s) registered",
             handlers.package_version(),
@@ -326,12 +329,14 @@ class Server:
         self._hard_deadline = time.monotonic() + SHUTDOWN_LIMIT_SECONDS
         log.info("stopping (%s): draining %d queued write(s)", reason, self.writer.queue.depth())
         notify("STOPPING=1")
+        close_door(self.http)  # no new request through it; the socket drains what came
         self.scheduler.stop()
         self.writer.close()
 
     def close(self) -> bool:
         """After the loop: stop the threads, close the sockets (which removes the socket
         file). False if the writer is stuck: then the context cannot be terminated cleanly."""
+        close_door(self.http)
         self.watcher.stop()
         self.scheduler.stop()
         self.writer.close()

@@ -4,7 +4,8 @@ Every import statement of every first-party module is read with ``ast`` (deferre
 inside functions included; imports under ``if TYPE_CHECKING:`` left out, since they never run).
 
 Layers (ARCHITECTURE.md draws them): ``common`` and ``core`` are the bottom and import neither
-the daemon nor any client; the daemon imports no client; the client library (the modules of
+the daemon nor any client; the daemon imports no client (but its HTTP door, a client of its own
+socket, imports the client library and the integrations); the client library (the modules of
 ``client/`` itself) imports neither the CLI nor the integrations nor the daemon; the
 integrations do not import the CLI; ``ui`` imports neither the daemon nor the CLI (it reads the
 journal and the registry through ``Client``).
@@ -25,6 +26,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "common": ("daemon", "client", "ui"),
     "core": ("daemon", "client", "ui"),
     "daemon": ("client", "ui"),
+    # The loopback HTTP door is a client of the daemon's own socket, run in its process: it
+    # answers with the MCP server and the hook runtime, so both doors give the same answers.
+    "daemon.http_door": ("ui", "client.cli"),
     "client": ("daemon", "ui", "client.cli", "client.integrations"),
     "client.integrations": ("daemon", "ui", "client.cli"),
     "client.cli": ("daemon",),

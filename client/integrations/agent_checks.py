@@ -65,7 +65,9 @@ def _our_hooks(settings: dict[str, Any]) -> dict[str, list[str]]:
         for group in groups if isinstance(groups, list) else []:
             for hook in group.get("hooks", []) if isinstance(group, dict) else []:
                 if cs.is_our_hook(hook):
-                    found.setdefault(str(claude_event), []).append(hook["command"])
+                    # A command, or the URL of an http hook to the daemon's door.
+                    what = hook.get("command") if hook.get("type") == "command" else hook["url"]
+                    found.setdefault(str(claude_event), []).append(str(what))
     return found
 
 
@@ -117,6 +119,11 @@ def _mcp_servers(config: dict[str, Any] | None) -> dict[str, Any]:
 def _is_ours(server: Any) -> bool:
     if not isinstance(server, dict):
         return False
+    from ...common.httpdoor import MCP_PATH, door_path
+
+    door = door_path(server.get("url"))
+    if door is not None and door[1] == MCP_PATH:
+        return True
     command = str(server.get("command", ""))
     raw = server.get("args")
     args: list[Any] = raw if isinstance(raw, list) else []
@@ -237,8 +244,11 @@ def _hook_program_problems(
     scope: str, path: Path, ours: dict[str, list[str]]
 ) -> list[tuple[str, str, str]]:
     """(status, detail, fix) for each hook program that does not run, or is not portable."""
-    problems: list[tuple[str, str, str]] = []
-    programs = {_program_of(c) for cmds in ours.values() for c in cmds}
+    from ...common.httpdoor import door_path
+
+    problems = door_problems(path, [c for cmds in ours.values() for c in cmds if door_path(c)])
+    commands = [c for cmds in ours.values() for c in cmds if door_path(c) is None]
+    programs = {_program_of(c) for c in commands}
     for program in sorted(programs, key=lambda p: p or ""):
         if program is None:
             on_path = shutil.which("maestroctl")
@@ -273,6 +283,37 @@ def _hook_program_problems(
     return problems
 
 
+def door_problems(path: Path, urls: list[str]) -> list[tuple[str, str, str]]:
+    """(status, detail, fix) when the daemon's HTTP door does not answer where ``urls`` (our
+    settings' http hooks or MCP server) point: no daemon, no door, or another port."""
+    from ...common import httpdoor, paths
+    from ...common.errors import MaestroError
+
+    ports = sorted({p[0] for p in map(httpdoor.door_path, urls) if p is not None})
+    if not ports:
+        return []
+    try:
+        open_port = httpdoor.recorded_port(paths.resolve_safe())
+    except MaestroError:
+        open_port = None
+    if open_port is not None and ports == [open_port]:
+        return []
+    where = ", ".join(str(p) for p in ports)
+    why = (
+        "no maestrod HTTP door is open (the daemon is not running, or [http] is off)"
+        if open_port is None
+        else f"maestrod's door listens on port {open_port}"
+    )
+    return [
+        (
+            "fail",
+            f"{path}: Maestro's settings send requests to 127.0.0.1:{where}, but {why}: "
+            "those requests get no answer",
+            "maestroctl start (then maestroctl integrate again if the port changed)",
+        )
+    ]
+
+
 def _check_claude_mcp(project: Path, home: Path, plugin: bool) -> list[Finding]:
     where: list[str] = []
     problems: list[Finding] = []
@@ -305,6 +346,58 @@ def _check_claude_mcp(project: Path, home: Path, plugin: bool) -> list[Finding]:
             "claude mcp add maestro -- maestroctl mcp (or a .mcp.json, or the plugin)",
         ),
     ]
+
+
+def configured_door_urls(tool: str, project: Path, home: Path) -> list[str]:
+    """The URLs of the daemon's HTTP door that ``tool``'s settings for ``project`` use: our
+    http hooks (Claude Code) and our MCP server (Codex ``url``, Gemini ``httpUrl``). Unreadable
+    files count as none (doctor reports them elsewhere)."""
+    from ...common.httpdoor import door_path
+
+    urls: list[str] = []
+    if tool == "claude":
+        for path in (
+            project / ".claude" / "settings.json",
+            project / ".claude" / "settings.local.json",
+            home / ".claude" / "settings.json",
+        ):
+            settings, _ = _read_json(path)
+            urls += [u for us in _our_hooks(settings or {}).values() for u in us if door_path(u)]
+    elif tool == "gemini":
+        settings, _ = _read_json(home / ".gemini" / "settings.json")
+        server = _mcp_servers(settings).get("maestro")
+        urls += [server["httpUrl"]] if isinstance(server, dict) and "httpUrl" in server else []
+    elif tool == "codex":
+        from .codex_settings import mcp_url
+
+        url = mcp_url()
+        urls += [url] if url is not None else []
+    return [u for u in urls if isinstance(u, str) and door_path(u) is not None]
+
+
+DOOR_DOWN = (
+    "Maestro Memory's daemon does not answer on 127.0.0.1 (no HTTP door open): this session's "
+    "{what} get no answer. Start it with 'maestroctl start'."
+)
+
+
+def door_down_notice(tool: str, project: Path, home: Path) -> str | None:
+    """What a session start says when ``tool``'s settings send prompts or MCP calls to the
+    daemon's HTTP door (``integrate`` wrote them while it ran) and no door is open; None when
+    they send none."""
+    from ...common.httpdoor import HOOK_PATH, MCP_PATH, door_path
+
+    urls = configured_door_urls(tool, project, home)
+    paths = [p[1] for p in map(door_path, urls) if p is not None]
+    parts = [
+        what
+        for what, on in (
+            ("prompts (nothing is remembered)", any(p.startswith(HOOK_PATH + "/") for p in paths)),
+            ("memory tools", MCP_PATH in paths),
+        )
+        if on
+    ]
+    return DOOR_DOWN.format(what=" and ".join(parts)) if parts else None
 
 
 # One entry per agent tool: name -> check(project, home, hook_log).

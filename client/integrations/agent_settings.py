@@ -25,6 +25,9 @@ from ...common.errors import MaestroError
 
 # (tool's event name, our hook event, timeout in the tool's unit)
 HookSpec = tuple[str, str, int]
+# Our events a tool may send to the daemon's HTTP door instead of running a command (Claude
+# Code refuses an http hook at SessionStart, so the session start stays a command).
+HTTP_EVENTS = ("user-prompt", "session-end")
 
 
 class IntegrationError(MaestroError):
@@ -35,6 +38,17 @@ def maestroctl_path() -> str:
     from .gitmerge import maestroctl_program
 
     return maestroctl_program()
+
+
+def door_port() -> int | None:
+    """The port of the running daemon's HTTP door (its record), None when none is open: the
+    settings that use the door are written only while it answers."""
+    from ...common import httpdoor, paths
+
+    try:
+        return httpdoor.recorded_port(paths.resolve_safe())
+    except MaestroError:  # an unsafe MAESTRO_HOME: no door to name
+        return None
 
 
 def hook_command(tool: str, event: str, portable: bool = True, program: str | None = None) -> str:
@@ -60,13 +74,21 @@ def _ours_pattern(tool: str) -> re.Pattern[str]:
 
 
 def our_event(hook: object, tool: str) -> str | None:
-    """Our event when ``hook`` is one of our hooks for ``tool``, else None."""
+    """Our event when ``hook`` is one of our hooks for ``tool`` (a command, or an ``http``
+    hook to the daemon's door), else None."""
     if isinstance(hook, dict) and hook.get("type") == "command":
         command = hook.get("command")
         if isinstance(command, str):
             found = _ours_pattern(tool).search(command)
             if found:
                 return found.group(1)
+    if isinstance(hook, dict) and hook.get("type") == "http":
+        from ...common.httpdoor import HOOK_PATH, door_path
+
+        door = door_path(hook.get("url"))
+        parts = door[1].split("/") if door is not None else []
+        if len(parts) == 4 and "/" + parts[1] == HOOK_PATH and parts[2] in (tool, "claude"):
+            return parts[3]
     return None
 
 
@@ -77,18 +99,26 @@ def add_hooks(
     *,
     portable: bool,
     program: str | None = None,
+    urls: dict[str, str] | None = None,
 ) -> None:
     """Our hooks into ``settings["hooks"]``, once each (an older one of ours -- a moved
-    maestroctl, a bare path -- is rewritten in place); everything else untouched."""
+    maestroctl, a bare path, a command where an http hook is wanted or the other way round --
+    is rewritten in place); everything else untouched. ``urls``: our events answered by the
+    daemon's HTTP door (``type: http``), the others run the command."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise IntegrationError("'hooks' is not an object")
     for tool_event, event, timeout in specs:
-        wanted = {
-            "type": "command",
-            "command": hook_command(tool, event, portable, program),
-            "timeout": timeout,
-        }
+        url = (urls or {}).get(event)
+        wanted: dict[str, Any] = (
+            {"type": "http", "url": url, "timeout": timeout}
+            if url is not None
+            else {
+                "type": "command",
+                "command": hook_command(tool, event, portable, program),
+                "timeout": timeout,
+            }
+        )
         groups = hooks.setdefault(tool_event, [])
         if not isinstance(groups, list):
             raise IntegrationError(f"'hooks.{tool_event}' is not a list")
@@ -99,7 +129,8 @@ def add_hooks(
             for i, hook in enumerate(group["hooks"]):
                 if our_event(hook, tool) == event:
                     if not found and hook != wanted:
-                        group["hooks"][i] = {**hook, **wanted}
+                        kept = hook if hook.get("type") == wanted["type"] else {}
+                        group["hooks"][i] = {**kept, **wanted}
                     found = True
         if not found:
             groups.append({"hooks": [wanted]})

@@ -19,6 +19,15 @@ was dash -- so the wrapper is plain POSIX ``sh``):
 
 Re-running ``integrate`` rewrites an older Maestro hook (a bare absolute path, another
 maestroctl) in place instead of adding a second one.
+
+**Hooks without a process.** In the files of this machine (local and user scope), while the
+daemon's HTTP door is open (``common/httpdoor.py``), UserPromptSubmit and SessionEnd are
+``"type": "http"`` hooks to it (``http://127.0.0.1:<port>/hook/claude/<event>``; local scope
+adds ``?project=<this project>``): Claude Code POSTs the event's JSON and the daemon answers
+what the command would print, with no process started. SessionStart stays the command (Claude
+Code runs no http hook there), and it is the one that tells a session when the daemon does not
+answer (``hooks._door_notice``). The project file stays commands: it names no port of this
+machine.
 """
 
 from __future__ import annotations
@@ -71,11 +80,27 @@ def settings_path(scope: str, project: Path | None = None) -> Path:
 
 
 def add_hooks(
-    settings: dict[str, Any], program: str | None = None, portable: bool = True
+    settings: dict[str, Any],
+    program: str | None = None,
+    portable: bool = True,
+    urls: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``settings`` with our hooks in it, once each; everything else untouched."""
-    common.add_hooks(settings, TOOL, CLAUDE_HOOKS, portable=portable, program=program)
+    """``settings`` with our hooks in it, once each; everything else untouched (``urls``: the
+    events the daemon's HTTP door answers)."""
+    common.add_hooks(settings, TOOL, CLAUDE_HOOKS, portable=portable, program=program, urls=urls)
     return settings
+
+
+def door_urls(scope: str, project: Path) -> dict[str, str]:
+    """The http hooks' URLs for ``scope``: none in the project file (it names nothing of this
+    machine) or while no door is open."""
+    port = common.door_port() if scope != "project" else None
+    if port is None:
+        return {}
+    from ...common.httpdoor import hook_url
+
+    where = project if scope == "local" else None
+    return {event: hook_url(port, TOOL, event, where) for event in common.HTTP_EVENTS}
 
 
 def remove_hooks(settings: dict[str, Any]) -> bool:
@@ -94,11 +119,13 @@ def integrate_claude(
     path = settings_path(scope, project)
     original = common.read_text(path)
     settings = common.load_json(path, original)
+    urls: dict[str, str] = {}
     if remove:
         if not remove_hooks(settings):
             return f"{path}: holds no Maestro Memory hooks, nothing to remove"
     else:
-        add_hooks(settings, program, portable=scope == "project")
+        urls = door_urls(scope, path.parent.parent)
+        add_hooks(settings, program, portable=scope == "project", urls=urls)
     delete = remove and not settings
     text = "" if delete else common.dump_json(settings, original)
     if original is not None and text == original:
@@ -114,6 +141,16 @@ def integrate_claude(
     if remove:
         return f"removed Maestro Memory's hooks from {path}"
     report = f"added Maestro Memory's hooks to {path}"
+    if urls:
+        report += (
+            "\nUserPromptSubmit and SessionEnd are answered by maestrod over HTTP (no process); "
+            "SessionStart stays a command (Claude Code runs no http hook there)"
+        )
+    elif scope != "project":
+        report += (
+            "\nnote: no maestrod HTTP door is open, so every hook runs a command; start the "
+            "daemon and run this again for hooks without a process"
+        )
     if scope == "local" and _git_tracks(path):
         report += (
             f"\nnote: git does not ignore {path.name}; it names this machine's maestroctl, so "

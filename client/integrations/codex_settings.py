@@ -8,9 +8,11 @@ What is written (Codex 0.171.0, checked by tests/e2e):
   ``SessionEnd`` -> ``session-end`` (timeouts in seconds; Codex clamps SessionEnd to 3, so 3 is
   written). ``Stop`` runs after every turn and is not a session end: not wired. Codex sets no
   ``CLAUDE_PROJECT_DIR``; the hook finds the project from ``cwd``.
-* **MCP server** ``[mcp_servers.maestro]`` in ``$CODEX_HOME/config.toml``: this machine's
-  maestroctl, ``args = ["mcp"]``, and ``env = { MAESTRO_HOME = … }`` when ``MAESTRO_HOME`` is
-  set (Codex starts MCP servers with a filtered environment).
+* **MCP server** ``[mcp_servers.maestro]`` in ``$CODEX_HOME/config.toml``: while the daemon's
+  HTTP door is open, ``url = "http://127.0.0.1:<port>/mcp"`` (streamable HTTP, no process; the
+  daemon serves the project of Codex's working directory); else this machine's maestroctl,
+  ``args = ["mcp"]``, and ``env = { MAESTRO_HOME = … }`` when ``MAESTRO_HOME`` is set (Codex
+  starts MCP servers with a filtered environment).
 * **Trust, only with ``--trust``** (the person's decision): Codex runs a hook only when the user
   config.toml holds ``[hooks.state."<abs hooks.json>:<event_snake>:<group>:<handler>"]
   trusted_hash = "sha256:…"`` (``hook_hash``, computed exactly as Codex does), and reads a
@@ -194,14 +196,21 @@ def _table(doc: dict[str, Any], *keys: str) -> Any:
 
 
 def _mcp_lines(trust: bool) -> list[str]:
-    lines = [
-        f"[mcp_servers.{MCP_NAME}]",
-        f"command = {toml_str(common.maestroctl_path())}",
-        'args = ["mcp"]',
-    ]
-    home = os.environ.get("MAESTRO_HOME", "")
-    if home:
-        lines.append(f"env = {{ MAESTRO_HOME = {toml_str(home)} }}")
+    port = common.door_port()
+    if port is not None:  # the daemon answers over streamable HTTP: no process per session
+        from ...common.httpdoor import LOOPBACK, MCP_PATH
+
+        url = f"http://{LOOPBACK}:{port}{MCP_PATH}"
+        lines = [f"[mcp_servers.{MCP_NAME}]", f"url = {toml_str(url)}"]
+    else:
+        lines = [
+            f"[mcp_servers.{MCP_NAME}]",
+            f"command = {toml_str(common.maestroctl_path())}",
+            'args = ["mcp"]',
+        ]
+        home = os.environ.get("MAESTRO_HOME", "")
+        if home:
+            lines.append(f"env = {{ MAESTRO_HOME = {toml_str(home)} }}")
     if trust:
         lines.append('default_tools_approval_mode = "approve"')
     return lines
@@ -310,6 +319,17 @@ def integrate_codex(
         )
     report.apply()
     return report
+
+
+def mcp_url() -> str | None:
+    """The ``url`` of ``[mcp_servers.maestro]`` in config.toml (MCP over HTTP), None without one
+    or when the file cannot be read."""
+    try:
+        doc = tomllib.loads(config_path().read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    url = _table(doc, "mcp_servers", MCP_NAME, "url")
+    return url if isinstance(url, str) else None
 
 
 def status(project: Path) -> dict[str, Any]:

@@ -9,8 +9,10 @@ What is written (Gemini CLI 0.61.0, checked by tests/e2e):
   ``AfterAgent`` runs after every turn and is not a session end: not wired. BeforeAgent's
   prompt arrives with the session-start block in front of it (``<hook_context>…``); the core
   strips it before detection (``core/injected.py``).
-* **MCP server** ``mcpServers.maestro`` in ``~/.gemini/settings.json`` (this machine's
-  maestroctl, ``args: ["mcp"]``, ``env.MAESTRO_HOME`` when set); its tools reach the model as
+* **MCP server** ``mcpServers.maestro`` in ``~/.gemini/settings.json``: while the daemon's
+  HTTP door is open, ``httpUrl: "http://127.0.0.1:<port>/mcp"`` (streamable HTTP, no process;
+  the daemon serves the project of Gemini's working directory); else this machine's
+  maestroctl, ``args: ["mcp"]``, ``env.MAESTRO_HOME`` when set. Its tools reach the model as
   ``mcp_maestro_<tool>``.
 * **Trust, only with ``--trust``**: Gemini refuses to run in a folder it does not trust (exit 55
   in ``-p``), so ``--trust`` adds ``{"<abs project>": "TRUST_FOLDER"}`` to
@@ -59,19 +61,32 @@ def trusted_folders_path() -> Path:
 
 
 def _mcp_server(trust: bool) -> dict[str, Any]:
-    server: dict[str, Any] = {"command": common.maestroctl_path(), "args": ["mcp"]}
-    home = os.environ.get("MAESTRO_HOME", "")
-    if home:
-        server["env"] = {"MAESTRO_HOME": home}
+    port = common.door_port()
+    server: dict[str, Any]
+    if port is not None:  # the daemon answers over streamable HTTP: no process per session
+        from ...common.httpdoor import LOOPBACK, MCP_PATH
+
+        server = {"httpUrl": f"http://{LOOPBACK}:{port}{MCP_PATH}"}
+    else:
+        server = {"command": common.maestroctl_path(), "args": ["mcp"]}
+        home = os.environ.get("MAESTRO_HOME", "")
+        if home:
+            server["env"] = {"MAESTRO_HOME": home}
     if trust:
         server["trust"] = True
     return server
 
 
 def _is_our_mcp(server: object) -> bool:
+    if not isinstance(server, dict):
+        return False
+    from ...common.httpdoor import MCP_PATH, door_path
+
+    door = door_path(server.get("httpUrl"))
+    if door is not None and door[1] == MCP_PATH:
+        return True
     return (
-        isinstance(server, dict)
-        and server.get("args") == ["mcp"]
+        server.get("args") == ["mcp"]
         and os.path.basename(str(server.get("command", ""))) == "maestroctl"
     )
 

@@ -274,7 +274,7 @@ class _Run:
     """This hook process's one run: the tool it serves, the event, when it started, the
     project once found, and the block a session start built (kept after the output)."""
 
-    __slots__ = ("built", "event", "printed", "project", "started", "stdout", "tool")
+    __slots__ = ("built", "event", "in_door", "printed", "project", "started", "stdout", "tool")
 
     def __init__(self, tool: str, event: str, started: float) -> None:
         self.tool = tool  # who acted: "claude" | "codex" | "gemini"
@@ -284,6 +284,7 @@ class _Run:
         self.built: tuple[str, int] | None = None  # (block, tokens) of a session start
         self.stdout: IO[str] | None = None  # where the output goes (None: sys.stdout)
         self.printed = threading.Lock()  # held by whoever prints: one output, never two
+        self.in_door = False  # answered by the daemon's HTTP door (answer_http), not a process
 
     def log(self, reason: str, *, screen: bool = True) -> None:
         log_reason(self.event, reason, screen=screen, tool=self.tool)
@@ -310,7 +311,11 @@ class _HookClient:
             fallback_after_timeout=True,
             on_fallback=run.log,
             light_socket=True,  # no pyzmq in a process every agent session starts
-            register_unowned=_registers(run) if run.event == "session-start" else None,
+            # The session start registers; so does every hook the daemon's door answers (run
+            # in the daemon, direct mode would write past its writer).
+            register_unowned=(
+                _registers(run) if run.event == "session-start" or run.in_door else None
+            ),
             # A prompt's capture stops waiting for a busy lock in time to say so.
             lock_deadline=(
                 run.started + time_limits()[0] - _scaled(NOTICE_RESERVE)
@@ -336,16 +341,22 @@ def _registers(run: _Run) -> Callable[[str], bool]:
     enough, and a link is not followed. Logged, so the person can see why it appeared."""
 
     def decide(project: str) -> bool:
-        root = Path(project)
-        memory = layout.memory_dir(root)
-        if (root / layout.MAESTRO_DIR).is_symlink() or memory.is_symlink():
-            return False
-        if not memory.is_dir():
+        if not holds_memory(project):
             return False
         run.log(f"registering {project} with the running daemon (it holds .maestro/memory)")
         return True
 
     return decide
+
+
+def holds_memory(project: str) -> bool:
+    """Whether ``project`` holds its memory as a real directory, ``.maestro/memory`` (no link
+    followed): the rule for registering a project the running daemon does not own."""
+    root = Path(project)
+    memory = layout.memory_dir(root)
+    if (root / layout.MAESTRO_DIR).is_symlink() or memory.is_symlink():
+        return False
+    return memory.is_dir()
 
 
 def _read_input(stdin: IO[bytes]) -> dict[str, Any]:
@@ -425,7 +436,31 @@ def _session_start(memory: _HookClient, data: dict[str, Any], budget: int) -> st
     )
     context = _reply_context(result, budget)
     memory.run.built = (context, int(result.get("tokens", 0)))
-    return _hook_output(memory.tool, "session-start", context) if context else ""
+    output = _hook_output(memory.tool, "session-start", context) if context else ""
+    try:
+        return _door_notice(memory, output)
+    except Exception as exc:  # the notice must never cost the session its memory
+        memory.run.log(f"cannot check the HTTP door: {type(exc).__name__}: {exc}")
+        return output
+
+
+def _door_notice(memory: _HookClient, output: str) -> str:
+    """A session whose other hooks or memory tools go to the daemon's HTTP door gets nothing
+    from them when no door is open: the session start, always a command, says so
+    (``agent_checks.door_down_notice``). Only looked into when no door is recorded."""
+    from ...common import httpdoor, paths
+
+    if httpdoor.recorded_port(paths.resolve_safe()) is not None:
+        return output
+    from .agent_checks import door_down_notice
+
+    tell = door_down_notice(memory.tool, memory.project, Path.home())
+    if tell is None:
+        return output
+    memory.run.log(tell)
+    out = json.loads(output or _hook_output(memory.tool, "session-start", ""))
+    out["systemMessage"] = tell
+    return json.dumps(out, ensure_ascii=False)
 
 
 def _user_prompt(memory: _HookClient, data: dict[str, Any], budget: int) -> str:
@@ -558,7 +593,7 @@ _HANDLERS: dict[str, Callable[[_HookClient, dict[str, Any], int], str]] = {
 }
 
 
-def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
+def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient], started_in: str) -> str:
     event, tool = run.event, run.tool
     if event not in _HANDLERS:
         raise _Skip(f"unknown hook event {event!r}")
@@ -569,7 +604,7 @@ def _run(run: _Run, stdin: IO[bytes], memory_slot: list[_HookClient]) -> str:
     if tool != "claude" and isinstance(sid, str) and sid.strip():
         data["session_id"] = f"{tool}:{sid}"
     cwd = _text(data, "cwd") or os.getcwd()
-    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "").strip()
+    started_in = started_in.strip()
     project = (find_project(started_in) if started_in else None) or find_project(cwd)
     if project is None:
         where = f"{started_in} (CLAUDE_PROJECT_DIR) or {cwd}" if started_in else cwd
@@ -598,31 +633,12 @@ def run_hook(
     run = _Run(tool if tool in TOOLS else "claude", event, started)
     run.stdout = stdout
     memory: list[_HookClient] = []
+    started_in = os.environ.get("CLAUDE_PROJECT_DIR", "")
     try:
         with _Watchdog(run) as watchdog:  # its backstop holds until the end of this block
-            output, failed = "", ""
-            try:
-                try:
-                    output = _run(run, sys.stdin.buffer if stdin is None else stdin, memory)
-                finally:
-                    watchdog.disarm()  # first: no alarm can interrupt the handling below
-            except _Deadline:
-                elapsed, deadline = time.monotonic() - started, time_limits()[0]
-                run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
-                failed = f"the hook's {deadline:g} s deadline passed"
-            except _Skip as exc:
-                run.log(str(exc))
-                failed = "see hooks.log"
-            except UnsafeHome as exc:  # nothing of that home is read or written, not the log
-                output = _unsafe_home_notice(run, exc)
-            except MaestroError as exc:
-                run.log(f"{type(exc).__name__}: {exc}")
-                failed = _refused(exc) or "the memory did not answer; see hooks.log"
-            except Exception as exc:  # a bug: still fail open, with the reason logged
-                run.log(f"unexpected {type(exc).__name__}: {exc}")
-                failed = "an error; see hooks.log"
-            if failed and not output and run.event == "session-start" and run.project:
-                output = _not_loaded(run, failed)
+            stream = sys.stdin.buffer if stdin is None else stdin
+            # The watchdog is disarmed first: no alarm can interrupt the handling of the outcome.
+            output = _answer(run, stream, memory, started_in, watchdog.disarm)
             _write(run, output, stdout)
             if run.built is not None and run.project is not None:
                 _keep_last_block(run, run.project, *run.built)
@@ -633,6 +649,65 @@ def run_hook(
             with contextlib.suppress(Exception):
                 m.close()
     return 0
+
+
+def answer_http(tool: str, event: str, body: bytes, project: str = "") -> str:
+    """What ``maestroctl hook <tool> <event>`` would print for ``body``, computed in this
+    process: the daemon's HTTP door (``daemon/http_door/``) answers a tool's ``http`` hook
+    with it. ``project`` (the door's ``?project=``) plays ``$CLAUDE_PROJECT_DIR``'s part. No
+    watchdog (no signals off the main thread): the client's timeouts bound every wait, and
+    the tool's own hook timeout is the outer bound."""
+    import io
+
+    run = _Run(tool if tool in TOOLS else "claude", event, time.monotonic())
+    run.in_door = True
+    memory: list[_HookClient] = []
+    try:
+        output = _answer(run, io.BytesIO(body), memory, project)
+        if run.built is not None and run.project is not None:
+            _keep_last_block(run, run.project, *run.built)
+    finally:
+        for m in memory:
+            with contextlib.suppress(Exception):
+                m.close()
+    return output
+
+
+def _answer(
+    run: _Run,
+    stdin: IO[bytes],
+    memory: list[_HookClient],
+    started_in: str,
+    done: Callable[[], None] = lambda: None,
+) -> str:
+    """The output of one hook run, fail-open: a failure is logged and prints nothing, except
+    that a session start that found its project but not its context prints the last block
+    served there, or says it did not load (``_not_loaded``). ``done`` runs as soon as the
+    handler returns or raises (the command hook's watchdog is disarmed there)."""
+    output, failed = "", ""
+    try:
+        try:
+            output = _run(run, stdin, memory, started_in)
+        finally:
+            done()
+    except _Deadline:
+        elapsed, deadline = time.monotonic() - run.started, time_limits()[0]
+        run.log(f"gave up after {elapsed:.2f} s (deadline {deadline:g} s)", screen=False)
+        failed = f"the hook's {deadline:g} s deadline passed"
+    except _Skip as exc:
+        run.log(str(exc))
+        failed = "see hooks.log"
+    except UnsafeHome as exc:  # nothing of that home is read or written, not the log
+        output = _unsafe_home_notice(run, exc)
+    except MaestroError as exc:
+        run.log(f"{type(exc).__name__}: {exc}")
+        failed = _refused(exc) or "the memory did not answer; see hooks.log"
+    except Exception as exc:  # a bug: still fail open, with the reason logged
+        run.log(f"unexpected {type(exc).__name__}: {exc}")
+        failed = "an error; see hooks.log"
+    if failed and not output and run.event == "session-start" and run.project:
+        output = _not_loaded(run, failed)
+    return output
 
 
 def _write(run: _Run, output: str, stdout: IO[str] | None, wait: float = -1) -> None:

@@ -9,11 +9,10 @@ core while the daemon is up. It speaks MCP's JSON-RPC itself
 every tool call is one op of the ``Client``: the daemon answers it from the memory it already
 holds in its cache, and its writer serialises the writes. When no daemon runs (or it stops
 mid-session), the same ``Client`` runs the op in direct mode in this process, as every other
-door does, so the server always answers. Why a door and not a server inside ``maestrod``: the
-daemon already is the one long-lived process holding every project's memory, and MCP's
-per-connection state (the handshake, the session id) is a few bytes; a relay of raw JSON-RPC
-frames would cost this process the same and add a second protocol and peer check to the
-daemon. See ARCHITECTURE.md.
+door does, so the server always answers. The same ``McpServer`` serves MCP's streamable HTTP
+transport inside ``maestrod`` (``daemon/http_door/``: one per MCP session, its ``Client``
+on the daemon's own socket), so a tool wired to that door starts no process and gets the same
+answers.
 
 Tools (``mcp_tools.TOOLS``): ``get_context``, ``remember``, ``note``, ``search``, ``reinforce``,
 ``forget``, with annotations and bounded, described parameters; an argument that fails the
@@ -59,7 +58,7 @@ class _RpcError(Exception):
         self.code = code
 
 
-def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+def rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
@@ -95,14 +94,14 @@ class McpServer:
     def handle(self, message: Any) -> dict[str, Any] | list[dict[str, Any]] | None:
         if isinstance(message, list):  # a batch (protocol 2025-03-26)
             if not message:
-                return _error(None, INVALID_REQUEST, "empty batch")
+                return rpc_error(None, INVALID_REQUEST, "empty batch")
             replies = [r for r in (self._one(m) for m in message) if r is not None]
             return replies or None
         return self._one(message)
 
     def _one(self, message: Any) -> dict[str, Any] | None:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+            return rpc_error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
         method = message.get("method")
         if not isinstance(method, str):
             return None  # a response (we send no requests) or junk without an id to answer
@@ -114,11 +113,11 @@ class McpServer:
         if notification:
             return None  # initialized, cancelled, roots changed …: nothing to do
         if handler is None:
-            return _error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
+            return rpc_error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
         try:
             result = handler(params)
         except _RpcError as exc:
-            return _error(request_id, exc.code, str(exc))
+            return rpc_error(request_id, exc.code, str(exc))
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     def _version(self) -> str:
@@ -223,7 +222,7 @@ def _reply(message: bytes, server: McpServer) -> dict[str, Any] | list[dict[str,
     try:
         parsed = json.loads(message)
     except ValueError as exc:  # UnicodeDecodeError is one
-        return _error(None, PARSE_ERROR, f"not JSON: {exc}")
+        return rpc_error(None, PARSE_ERROR, f"not JSON: {exc}")
     return server.handle(parsed)
 
 
@@ -237,7 +236,7 @@ def serve_lines(server: McpServer, stdin: IO[bytes], stdout: IO[bytes]) -> None:
         if len(line) > MAX_LINE and not line.endswith(b"\n"):
             while line and not line.endswith(b"\n"):  # skip the rest of the oversized line
                 line = stdin.readline(MAX_LINE)
-            reply: Any = _error(None, INVALID_REQUEST, f"message longer than {MAX_LINE} bytes")
+            reply: Any = rpc_error(None, INVALID_REQUEST, f"message longer than {MAX_LINE} bytes")
         elif not line.strip():
             continue
         else:

@@ -102,6 +102,7 @@ HOOK_MAY_LOAD = {
     "maestro_memory.common.errors",
     "maestro_memory.common.hidden",  # hidden characters shown visibly (re, unicodedata)
     "maestro_memory.common.hookio",  # what a hook answers (json only)
+    "maestro_memory.common.httpdoor",  # is the daemon's HTTP door open (os, json, urllib)
     "maestro_memory.common.layout",
     "maestro_memory.common.limits",  # the size caps (names only)
     "maestro_memory.common.paths",

@@ -12,7 +12,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from daemon.http_guard import MAX_BODY, Refused, check_headers, kernel_peer_uid, peer_uid
+from daemon.http_guard import (
+    MAX_BODY,
+    Refused,
+    check_headers,
+    kernel_peer_uid,
+    peer_row,
+    peer_uid,
+)
 
 GOOD = {"host": "127.0.0.1:8765", "content-type": "application/json"}
 
@@ -53,11 +60,15 @@ def test_a_missing_host_is_refused() -> None:
 
 def test_the_table_parser_finds_the_client_end() -> None:
     table = (
-        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
-        "   0: 0100007F:2231 0100007F:D431 01 00000000:00000000 00:00000000 00000000  1000\n"
-        "   1: 0100007F:D431 0100007F:2231 01 00000000:00000000 00:00000000 00000000  1001\n"
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid"
+        "  timeout inode\n"
+        "   0: 0100007F:2231 0100007F:D431 01 00000000:00000000 00:00000000 00000000  1000"
+        "        0 4711 1 0000000000000000 20 4 30 10 -1\n"
+        "   1: 0100007F:D431 0100007F:2231 01 00000000:00000000 00:00000000 00000000  1001"
+        "        0 4712 1 0000000000000000 20 4 30 10 -1\n"
     )
     assert peer_uid(table, 0x2231, 0xD431) == 1001
+    assert peer_row(table, 0x2231, 0xD431) == (1001, 4712)
     assert peer_uid(table, 0x2231, 0x1234) is None
 
 

@@ -18,11 +18,15 @@ How it runs. Per CLI, three setups, each with its own HOME, git project (``maest
 * bare: nothing of Maestro;
 * hooks: ``maestroctl integrate claude`` / ``integrate codex --trust --no-mcp`` / ``integrate
   gemini --trust --no-mcp``;
-* hooks + MCP: the same plus the MCP server: ``claude mcp add maestro -- maestroctl mcp``
-  (``integrate claude`` writes no MCP server) / ``integrate codex|gemini --trust``.
+* hooks + MCP: the same plus the stdio MCP server ``maestroctl mcp`` (``wire_mcp``: ``claude
+  mcp add maestro -- maestroctl mcp``, Codex's and Gemini's config);
+* door: what ``integrate`` writes while maestrod's HTTP door is open: ``integrate claude
+  --scope local`` (http prompt and session-end hooks, the session start a command) plus
+  ``claude mcp add --transport http maestro <door>/mcp``; ``integrate codex|gemini --trust``
+  (command hooks, MCP over HTTP).
 
 Each setup runs once untimed (a CLI's first run in a new HOME does one-time work), then the
-rounds: each round runs the three setups once, in an order rotated by one every round, so a
+rounds: each round runs the four setups once, in an order rotated by one every round, so a
 slow patch of the machine falls on all three alike. The hooks keep their default deadline, as a
 person has them. Claude Code gets the suite's environment (``agents.ClaudeAgent``), which makes
 ``claude -p`` wait for its MCP servers before the first turn. Each timed run is checked: the
@@ -42,10 +46,13 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from maestro_memory.common import paths
+from maestro_memory.common.httpdoor import recorded_port
+
 from .agents import AGENTS, Agent, ClaudeAgent, CodexAgent, GeminiAgent, Run, find_cli, maestroctl
 from .fake_openai import offered_tools
 
-CONFIGS = ("bare", "hooks", "hooks+mcp")
+CONFIGS = ("bare", "hooks", "hooks+mcp", "door")
 ROUNDS = {"claude": 7, "codex": 5, "gemini": 5}
 COMMAND = {"claude": "claude -p", "codex": "codex exec", "gemini": "gemini -p"}
 PROMPT = "Add a dependency on left-pad."
@@ -76,17 +83,29 @@ def setup(cli: str, config: str, root: Path) -> Agent:
     api = api_type().start()
     agent = agent_type(binary, home, make_project(root), api)
     agent.extra_env["MAESTRO_HOOK_DEADLINE"] = ""  # the default deadline, as a person has it
+    if isinstance(agent, CodexAgent) and config == "hooks+mcp":
+        agent.wire_mcp()  # maestroctl mcp over stdio, written into config.toml just below
     if isinstance(agent, CodexAgent | GeminiAgent):
         agent.write_config()  # the stand-in provider, auth and folder trust; no Maestro
     if config == "bare":
         return agent
+    if config == "door":  # what integrate writes while the daemon's HTTP door is open
+        port = recorded_port(paths.resolve())
+        assert port is not None, "the daemon's HTTP door is not open"
+        if isinstance(agent, ClaudeAgent):
+            agent.maestroctl("integrate", "claude", "--scope", "local")
+            url = f"http://127.0.0.1:{port}/mcp"
+            done = agent.tool("mcp", "add", "--transport", "http", "maestro", url)
+            assert done.returncode == 0, done.stderr
+        else:
+            agent.maestroctl("integrate", cli, "--trust")
+        return agent
     if isinstance(agent, ClaudeAgent):
         agent.maestroctl("integrate", "claude")
-        if config == "hooks+mcp":
-            agent.wire_mcp()
     else:
-        mcp = () if config == "hooks+mcp" else ("--no-mcp",)
-        agent.maestroctl("integrate", cli, "--trust", *mcp)
+        agent.maestroctl("integrate", cli, "--trust", "--no-mcp")
+    if config == "hooks+mcp" and not isinstance(agent, CodexAgent):
+        agent.wire_mcp()  # maestroctl mcp over stdio: a process per session
     return agent
 
 
@@ -119,7 +138,7 @@ def measure(cli: str, rounds: int, root: Path, loads: list[float]) -> dict[str, 
         for agent in agents.values():
             agent.run(PROMPT)  # untimed: first-run work of a new HOME
         for r in range(rounds):
-            for config in CONFIGS[r % 3 :] + CONFIGS[: r % 3]:
+            for config in CONFIGS[r % len(CONFIGS) :] + CONFIGS[: r % len(CONFIGS)]:
                 loads.append(os.getloadavg()[0])
                 run = agents[config].run(PROMPT)
                 series[config].seconds.append(run.seconds)
@@ -127,6 +146,7 @@ def measure(cli: str, rounds: int, root: Path, loads: list[float]) -> dict[str, 
                     "bare": not run.memory(),
                     "hooks": bool(run.memory()) and not offers_mcp(run),
                     "hooks+mcp": bool(run.memory()) and offers_mcp(run),
+                    "door": bool(run.memory()) and offers_mcp(run),
                 }[config]
                 series[config].misses += not ok
             print(f"  {cli} round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
@@ -144,8 +164,9 @@ def cell(ms: float, bare_ms: float | None) -> str:
 
 def table(results: dict[str, dict[str, Series]]) -> list[str]:
     lines = [
-        "| per headless session | n | bare | hooks (`integrate`) | hooks + MCP |",
-        "|---|---|---|---|---|",
+        "| per headless session | n | bare | hooks (`integrate`) | hooks + MCP (stdio) "
+        "| HTTP door (`integrate` with it open) |",
+        "|---|---|---|---|---|---|",
     ]
     notes = []
     for cli, series in results.items():
@@ -187,7 +208,7 @@ def main(argv: list[str]) -> int:
         f"\nLoad average (1 min) over the runs: median {statistics.median(loads):.2f}, "
         f"{min(loads):.2f} to {max(loads):.2f}; at the start {start_load[0]:.2f} "
         f"{start_load[1]:.2f} {start_load[2]:.2f}; {os.cpu_count()} cores. Interleaved "
-        "rounds (bare, hooks, hooks + MCP in an order rotated each round), medians."
+        "rounds (the four setups in an order rotated each round), medians."
     )
     return 0
 

@@ -353,7 +353,7 @@ def _codex_tool(doctor: _Doctor) -> None:
         else:
             where = ", ".join(h["path"] for h in hooks.values())
             doctor.add("codex hooks", "ok", f"present and trusted: {where}")
-    _mcp(doctor, "codex mcp", bool(st["mcp"]), st["config"], fix)
+    _mcp(doctor, "codex", bool(st["mcp"]), st["config"], fix)
 
 
 def _gemini_tool(doctor: _Doctor) -> None:
@@ -382,14 +382,22 @@ def _gemini_tool(doctor: _Doctor) -> None:
     else:
         where = ", ".join(h["path"] for h in hooks.values())
         doctor.add("gemini hooks", "ok", f"present, folder trusted: {where}")
-    _mcp(doctor, "gemini mcp", bool(st["mcp"]), str(settings_path("user", Path("."))), fix)
+    _mcp(doctor, "gemini", bool(st["mcp"]), str(settings_path("user", Path("."))), fix)
 
 
-def _mcp(doctor: _Doctor, name: str, registered: bool, where: str, fix: str) -> None:
+def _mcp(doctor: _Doctor, tool: str, registered: bool, where: str, fix: str) -> None:
+    from ...integrations.agent_checks import configured_door_urls, door_problems
+
+    name = f"{tool} mcp"
     if not registered:
         doctor.add(name, "warn", f"the memory's MCP server is not registered in {where}", fix)
         return
-    doctor.add(name, "ok", f"registered in {where}")
+    # Registered as the daemon's HTTP door: does a door of this user's daemon answer there?
+    urls = configured_door_urls(tool, Path(doctor.ctx.project), Path.home())
+    for status, detail, door_fix in door_problems(Path(where), urls):
+        doctor.add(name, status, detail, door_fix)
+        return
+    doctor.add(name, "ok", f"registered in {where}" + (" (maestrod's HTTP door)" if urls else ""))
 
 
 def _agents(doctor: _Doctor) -> None:
