@@ -698,20 +698,12 @@ class Writer:
         self, project: Path, tracked: _Tracked, pending: list[MemoryJob], exc: Exception
     ) -> None:
         self.stats["failed_commits"] += 1
-        if isinstance(exc, UnsafeMemory):
+        if isinstance(exc, UnsafeMemory | TooLarge):  # refused: a link, a file over the limit
             log.error("%s: %s", project, exc)
             for job in pending:
                 self._finish(job, JobOutcome.failure(exc.code, str(exc)))
             tracked.memory, tracked.signature, tracked.hashes = None, None, {}
             self.cache.read_failed(project, str(exc), exc.code)
-            return
-        if isinstance(exc, TooLarge):  # read over the limit, or a commit that would pass it
-            log.error("%s: %s", project, exc)
-            for job in pending:
-                self._finish(job, JobOutcome.failure(exc.code, str(exc)))
-            tracked.memory, tracked.signature, tracked.hashes = None, None, {}
-            with contextlib.suppress(Exception):
-                self.projects.attach(project)  # refused again only if the file is over it
             return
         if isinstance(exc, MemoryWriteError):
             message = str(exc.strerror or exc)

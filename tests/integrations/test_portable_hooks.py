@@ -138,7 +138,9 @@ def test_an_old_absolute_path_hook_is_migrated_not_doubled(project: Path) -> Non
         assert "/home/alice" not in hooks[0]["command"]
 
 
-def test_local_scope_writes_settings_local_json(project: Path) -> None:
+def test_local_scope_writes_settings_local_json(project: Path, maestro_home: Path) -> None:
+    # A private MAESTRO_HOME: no daemon, so no HTTP door (with one, integrate writes http hooks:
+    # tests/integrations/test_integrate_http.py); CI runs a daemon of its own.
     integrate(project, "--scope", "local")
     local = project / ".claude" / "settings.local.json"
     assert not (project / ".claude" / "settings.json").exists()
@@ -152,8 +154,8 @@ def test_local_scope_writes_settings_local_json(project: Path) -> None:
 
 
 def test_a_local_hook_whose_maestroctl_is_gone_exits_0(
-    project: Path, tmp_path: Path, env_home: dict[str, str]
-) -> None:
+    project: Path, tmp_path: Path, env_home: dict[str, str], maestro_home: Path
+) -> None:  # maestro_home: no daemon, no HTTP door, command hooks (as above)
     integrate(project, "--scope", "local")
     local = project / ".claude" / "settings.local.json"
     data = json.loads(local.read_text())
