@@ -55,8 +55,13 @@ def write_atomic(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    fsync_dir(target.parent)
+
+
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
+    """Make a rename in ``directory`` durable (best effort: some filesystems refuse)."""
     with contextlib.suppress(OSError):
-        fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             os.fsync(fd)
         finally:

@@ -25,7 +25,6 @@ deleted with a log line. ``tail`` reads across the rotation boundary (oldest fil
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import logging
@@ -35,7 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..common.atomic import write_atomic
+from ..common.atomic import fsync_dir, write_atomic
 from ..common.statefiles import KEEP_ROTATED, journal_name, read_journal
 from ..core.markdown import EntryBlock
 from ..core.memory import FORGOTTEN_MARK, Memory, MemoryView
@@ -172,12 +171,7 @@ class Journal:
             if src.exists():
                 os.replace(src, self.rotated(project, n + 1))
         os.replace(self.path_for(project), self.rotated(project, 1))
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        fsync_dir(self.directory)
 
     def scrub(self, project: Path, texts: Iterable[str]) -> int:
         """Rewrite the journal of ``project`` (the current file and every rotated one) with each
