@@ -113,6 +113,9 @@ def score_signals(cases: list[dict[str, Any]]) -> SignalScore:
 class EditScore:
     total: Counter[str] = field(default_factory=Counter)
     right: Counter[str] = field(default_factory=Counter)
+    # Cases linked to their target instead (may replace: both kept, in review), by the label
+    # expected: never right, but nothing lost where a replacement was due.
+    linked: Counter[str] = field(default_factory=Counter)
     wrong: list[str] = field(default_factory=list)
 
     @property
@@ -139,6 +142,9 @@ def score_edits(cases: list[dict[str, Any]]) -> EditScore:
         )
         score.total[expect] += 1
         score.right[expect] += ok
+        score.linked[expect] += verdict.action == "linked" and verdict.target == str(
+            case.get("target")
+        )
         if not ok:
             score.wrong.append(
                 f"[{expect} -> {verdict.action}] {case['source']}\n"

@@ -1,4 +1,5 @@
-"""Duplicate and contradiction checks for ``save_semantic``: added, replaced or reinforced.
+"""Duplicate and contradiction checks for ``save_semantic``: added, replaced, reinforced or
+linked.
 
 ``classify(new_text, existing)`` compares a new semantic fact with the entries already in its
 category and says what saving it means. Everything is lexical, deterministic and explained by the
@@ -37,7 +38,14 @@ verdict's ``reason``. The rules, written down once:
   3. *more detail*: one token set contains the other (three tokens or more), the longer adds at
      most one token more than the shorter has, and both start alike -> reinforced;
   4. *changed setting / definition*: the same label (``Imports: …``) or the same defined subject
-     (```main` is …``, ``Bun is …``; four words at most) with a different rest -> replaced.
+     (```main` is …``, ``Bun is …``; four words at most) with a different rest -> replaced when
+     both rests open with a value or one of them instructs (``use …``); a description under the
+     label (``**Correct:** cache hit`` / ``**Correct:** memoize``) -> linked.
+* **Linked** (may replace: both kept, the newer served, the older marked and in review) where
+  a change is found but the words cannot tell it from a new item: a changed setting as above,
+  or a changed value, anchor or setting whose texts say something else too (``_another_item``:
+  another opening and another word further on, or a rewritten clause). A wrong merge loses a
+  rule the file keeps; a link loses nothing (issue 34).
 * **Added** otherwise: a shared generic word is never a topic, and a swapped subject
   (``line length`` vs ``timeout``, ``tests`` vs ``lint`` after ``run``) is not a changed value.
 * **Real edits** (``anchors.judge_edit``, after the checks above): texts that share an anchor
@@ -67,6 +75,7 @@ from .lexicon import (
     normalise,
 )
 from .rule_reading import (
+    DEFAULT_MARKER,
     FAMILIES,
     UNIT_NAMES,
     Rule,
@@ -85,9 +94,14 @@ __all__ = ["Verdict", "classify", "same_rule"]
 class Verdict:
     """What saving a new fact does to its category, and why."""
 
-    action: str  # "added" | "replaced" | "reinforced"
+    action: str  # "added" | "replaced" | "reinforced" | "linked" (may replace: both kept)
     target: str | None  # id of the existing entry hit; None for "added"
     reason: str
+
+
+_ACTIONS = ("linked", "replaced", "reinforced")  # by the priority ``_judge`` gives
+CHANGED = "changed "  # how the reason of a changed value, anchor or setting begins
+CHANGED_VALUE = CHANGED + "value: "
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,7 +236,7 @@ def _changed_value(old: Rule, new: Rule, d: _Diff) -> str | None:
         if not one_sided or len(shared_topic) < 2 or extras > len(shared_topic):
             return None
     changes = [f"{_describe(o)} -> {_describe(n)}" for o, n in d.value_swaps]
-    return "changed value: " + ", ".join(changes)
+    return CHANGED_VALUE + ", ".join(changes)
 
 
 def _flipped(old: Rule, new: Rule, d: _Diff) -> str | None:
@@ -291,9 +305,13 @@ def _may_relate(old: Rule, new: Rule) -> bool:
 # ---- Long rules: a whole-text comparison, asides included ----------------------------------
 
 _LABEL = re.compile(r"^\s*(?P<label>[A-Za-z`][\w`.&/+#() -]{0,40}?)\s*:\s+(?P<rest>\S.*)$", re.S)
-_DEFINITION = re.compile(r"^\s*(?P<subject>`[^`]+`|[A-Z][\w.+#/-]*)\s+(?:is|are)\s+\S")
+_DEFINITION = re.compile(
+    r"^\s*(?P<subject>`[^`]+`|[A-Z][\w.+#/-]*)\s+(?:is|are)\s+(?P<rest>\S.*)$", re.S
+)
 NEAR_SIMILARITY = 0.75  # share of tokens two texts must have in common to be one rule
 NEAR_SHARED = 4  # and at least this many shared tokens
+_CLOSING_ASIDE = re.compile(r"\s*\([^()]*\)[\s.*_]*$")
+CLAUSE = 3  # tokens a side: a replaced segment this long is a rewritten clause, not a value
 
 
 @lru_cache(maxsize=4096)
@@ -357,7 +375,7 @@ def _whole_text(old: Rule, new: Rule) -> tuple[int, str] | None:
     if len(shared) >= 3 and similarity >= 0.5:
         swaps, words, extras = _value_swaps(_full(old.text), _full(new.text))
         if swaps and not words and extras <= len(shared) // 2:
-            return 1, "changed value: " + ", ".join(swaps)
+            return 1, CHANGED_VALUE + ", ".join(swaps)
         if (
             not swaps
             and words <= 1  # one word (or one word for a phrase) reworded, the rest added
@@ -377,8 +395,25 @@ def _whole_text(old: Rule, new: Rule) -> tuple[int, str] | None:
     for kind, what in ((0, "setting"), (1, "definition")):
         head_old, head_new = _head(old.text)[kind], _head(new.text)[kind]
         if head_old and head_new and head_old[0] == head_new[0]:
-            return 1, f"changed {what} of {head_new[1]}"
+            # A value under the label on both sides ("Doc test: `make doctest`"), or an
+            # instruction ("Formatting: use ruff format"), is a setting that changed; a
+            # description under it ("**Correct:** cache hit" / "**Correct:** memoize") may be
+            # another item under a label the file repeats: linked, not merged.
+            rest_old, rest_new = head_old[2], head_new[2]
+            sure = (_valued(rest_old) and _valued(rest_new)) or _instructs(rest_old, rest_new)
+            return (1 if sure else 0), f"changed {what} of {head_new[1]}"
     return None
+
+
+def _instructs(*texts: str) -> bool:
+    """One of ``texts`` says what to do with a word for it (use, prefer, must, never …)."""
+    return any(parse_rule(text).marker != DEFAULT_MARKER for text in texts)
+
+
+def _valued(rest: str) -> bool:
+    """``rest`` opens with a strong value: a code span, a number, a path or pattern."""
+    toks = _full(rest)
+    return bool(toks) and toks[0].slot
 
 
 @lru_cache(maxsize=4096)
@@ -386,24 +421,27 @@ def _full_set(text: str) -> frozenset[str]:
     return frozenset(t.norm for t in _full(text))
 
 
-_Head = tuple[frozenset[str], str] | None
+_Head = tuple[frozenset[str], str, str] | None
 
 
 @lru_cache(maxsize=4096)
 def _head(text: str) -> tuple[_Head, _Head]:
     """The label (``Imports:`` …) and the defined subject (```main` is`` …) of a rule, as
-    token sets of at most four words with the words as written, or ``None``."""
+    token sets of at most four words with the words as written and the text after them, or
+    ``None``."""
     out: list[_Head] = []
     for pattern in (_LABEL, _DEFINITION):
         match = pattern.match(text)
         head = match.group(1) if match else ""
         tokens = _full_set(head) if head else frozenset()
-        out.append((tokens, head.strip()) if tokens and len(tokens) <= 4 else None)
+        rest = match.group("rest") if match else ""
+        out.append((tokens, head.strip(), rest) if tokens and len(tokens) <= 4 else None)
     return out[0], out[1]
 
 
 def _judge(old: Rule, new: Rule) -> tuple[int, str] | None:
-    """(priority, reason) when ``new`` restates (2) or contradicts (1) ``old``; else None.
+    """(priority, reason) when ``new`` restates (2), contradicts (1) or may contradict (0)
+    ``old``; else None.
 
     The strict reading (tokens, values, polarity) speaks first; the anchored reading of real
     edits (``anchors.judge_edit``) then has the last word where the strict one found nothing,
@@ -416,9 +454,52 @@ def _judge(old: Rule, new: Rule) -> tuple[int, str] | None:
     judged = _patterns(old, new)
     if framed is not None and framed[0] == "reinforced":
         return 2, framed[1]  # the same choice and refusal, in other words
-    if framed is not None and (judged is None or judged[0] == 2):
-        return 1, framed[1]  # the patterns found no change (or a restatement): a switch is one
+    if framed is not None and (judged is None or judged[0] != 1):
+        return 1, framed[1]  # the patterns found no change (or were unsure): a switch is one
+    changed = judged is not None and judged[0] == 1 and judged[1].startswith(CHANGED)
+    if judged is not None and changed and _another_item(old.text, new.text):
+        return 0, judged[1]  # "`just roll` - Builds …" / "`just lint` - Lints …": linked
     return judged
+
+
+def _changes(a: Sequence[Tok], b: Sequence[Tok]) -> list[tuple[str, int, int, int, int]]:
+    """The aligned differences of two token sequences (``difflib`` opcodes, no "equal")."""
+    matcher = difflib.SequenceMatcher(None, [t.norm for t in a], [t.norm for t in b], False)
+    return [op for op in matcher.get_opcodes() if op[0] != "equal"]
+
+
+def _another_item(old_text: str, new_text: str) -> bool:
+    """Beside a changed value, the texts say something else too, so the words cannot tell
+    another item of a list from the item changed and redescribed:
+
+    * a clause of ``CLAUSE`` tokens or more was rewritten ("Impact: HIGH (caches across
+      requests)" / "Impact: LOW (avoids re-creation)");
+    * they open with different words and a word differs further on ("`just fix-rust` -
+      Auto-fixes Rust issues" / "`just fix-node` - … Node.js …"), or the opening and the word
+      after it differ ("hosting-a2a - A2A helpers" / "hosting-mcp - MCP helpers"), a closing
+      aside left out.
+
+    A changed opening alone ("`ChatMessage` - Represents …" / "`Message` - Represents …"), with
+    words only moved or repeated, or a closing aside dropped, is a rename."""
+    a, b = _full(old_text), _full(new_text)
+    if any(
+        op == "replace" and min(i2 - i1, j2 - j1) >= CLAUSE for op, i1, i2, j1, j2 in _changes(a, b)
+    ):
+        return True
+    a, b = _full(_CLOSING_ASIDE.sub("", old_text)), _full(_CLOSING_ASIDE.sub("", new_text))
+    changes = _changes(a, b)
+    if not changes or changes[0][0] != "replace" or changes[0][1] + changes[0][3]:
+        return False  # the same opening, or words moved before it ("tabs over spaces")
+    _, i1, i2, j1, j2 = changes[0]
+    if _same_family(a[i1:i2], b[j1:j2]):
+        return False  # the choice switched within its family ("npm" -> "yarn"): one slot
+    if min(i2 - i1, j2 - j1) >= 2:  # the opening and the word after it ("hosting-a2a - A2A …")
+        return True
+    sa, sb = {t.norm for t in a}, {t.norm for t in b}
+    for op, i1, i2, j1, j2 in changes[1:]:  # a word moved or repeated ("… CI for CI") is none
+        if op == "replace" or {t.norm for t in a[i1:i2]} - sb or {t.norm for t in b[j1:j2]} - sa:
+            return True
+    return False
 
 
 def _patterns(old: Rule, new: Rule) -> tuple[int, str] | None:
@@ -431,7 +512,7 @@ def _patterns(old: Rule, new: Rule) -> tuple[int, str] | None:
     if edit is None:
         return strict
     action, reason, decisive = edit
-    if strict is None:
+    if strict is None or (strict[0] == 0 and decisive):
         return (1 if action == "replaced" else 2), reason
     if strict[0] == 2 and action == "replaced" and decisive:
         return 1, reason  # "same rule in other words", but `projects/` became `specs/`
@@ -445,7 +526,7 @@ def _strict(old: Rule, new: Rule) -> tuple[int, str] | None:
     if _is_duplicate(old, new):
         swaps = _value_swaps(_full(old.text), _full(new.text))[0]
         if swaps:  # the rules agree but an aside changed: "(e.g. `npm run x`)" -> "`bun run x`"
-            return 1, "changed value: " + ", ".join(swaps)
+            return 1, CHANGED_VALUE + ", ".join(swaps)
         return 2, "same rule restated"
     d = _diff(old, new)
     for check in (_changed_value, _flipped):
@@ -500,4 +581,4 @@ def classify(new_text: str, existing: Sequence[tuple[str, str]]) -> Verdict:
     if best is None:
         return Verdict("added", None, "no existing entry on this topic")
     priority, _, _, entry_id, reason = best
-    return Verdict("reinforced" if priority == 2 else "replaced", entry_id, reason)
+    return Verdict(_ACTIONS[priority], entry_id, reason)

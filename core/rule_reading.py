@@ -160,6 +160,9 @@ class Tok:
     unit: bool  # a unit following a number ("minute" in "15min")
 
 
+DEFAULT_MARKER = "do"  # the marker of a positive rule with no word that marks it
+
+
 @dataclass(frozen=True)
 class Rule:
     text: str
@@ -430,5 +433,5 @@ def parse_rule(text: str) -> Rule:
         if modal:
             marker = modal.group(1).lower() + " not"
     else:
-        marker = next((w for w in lower_words if w in POSITIVE_MARKERS), "do")
+        marker = next((w for w in lower_words if w in POSITIVE_MARKERS), DEFAULT_MARKER)
     return Rule(text, tuple(core), tuple(rejected), negative, marker)

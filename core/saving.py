@@ -162,15 +162,21 @@ def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> Sav
             replaced=replaced,
             reason=verdict.reason,
         )
-    linked = may_replace(text, [(b.id, b.text) for b in same if "sup" not in b.meta])
+    open_links = [(b.id, b.text) for b in same if "sup" not in b.meta]
     reason = verdict.reason
-    if linked is not None:  # meaning says one slot, the frame cannot tell: link, never guess
+    if verdict.action == "linked" and any(i == verdict.target for i, _ in open_links):
+        linked: tuple[str, float] | None = (verdict.target or "", 0.0)
+        why = verdict.reason  # the patterns see a change but cannot tell it from a new item
+    else:
+        linked = may_replace(text, open_links)
+        why = f"meaning {linked[1]:.2f}" if linked is not None else ""
+    if linked is not None:  # one slot, but not certainly one rule: link, never guess
         old = next(b for b in same if b.id == linked[0])
         new.meta["may"] = old.id
         old.meta["sup"] = new.id
         old.dirty = True
         memory.reached("semantic", old)
-        reason = f"may replace {old.id} (meaning {linked[1]:.2f}): both kept, see review"
+        reason = f"may replace {old.id} ({why}): both kept, see review"
         memory.log("semantic", "Linked", old.text, f'may be replaced by "{text}"')
     insert_entry(doc, heading, new, top=False)
     memory.reached("semantic", new)

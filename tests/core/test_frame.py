@@ -158,3 +158,53 @@ def test_the_batched_cosines_give_the_pairwise_verdict(monkeypatch: pytest.Monke
                 frame.use_meaning()
     finally:
         frame._similar = previous
+
+
+# Changes the words see but cannot tell from another item of a list (core/contradiction.py,
+# "Linked"): each pair (old, new) is linked, neither replaced nor added.
+UNSURE = [
+    ("**Correct:** cache hit", "**Correct:** memoize or hoist"),  # a description under a label
+    ("**Impact: HIGH (caches across requests)**", "**Impact: LOW (avoids re-creation)**"),
+    ("`*.e2e.test.ts` — end-to-end tests, next to source",
+     "`*.unit.test.ts` — unit tests, next to source"),  # another opening, another word after
+]  # fmt: skip
+SURE = [  # the same shapes where the change is the rule's: replaced
+    ("Doc test: `make doctest`", "Doc test: `uv run pytest --doctest-modules`"),
+    ("Formatting: run black with line length 88", "Formatting: use ruff format"),
+    ("`ChatMessage` - Represents a chat message", "`Message` - Represents a chat message"),
+    ("Prefers Sonnet for all execution tasks (cost reason)",
+     "Prefers Opus for all execution tasks"),  # a closing aside dropped is no other item
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new"), UNSURE)
+def test_a_change_the_words_cannot_place_is_linked(old: str, new: str) -> None:
+    verdict = classify(new, [("s-1", old)])
+    assert (verdict.action, verdict.target) == ("linked", "s-1"), verdict
+
+
+@pytest.mark.parametrize(("old", "new"), SURE)
+def test_a_change_of_the_rule_itself_still_replaces(old: str, new: str) -> None:
+    assert classify(new, [("s-1", old)]).action == "replaced"
+
+
+def test_a_linked_verdict_keeps_both_without_the_model(tmp_path: Path) -> None:
+    previous = frame._similar
+    frame._similar = None  # the link comes from the patterns, not from the meaning layer
+    try:
+        store = MemoryStore(tmp_path)
+        old, new = UNSURE[0]
+        first = store.run(lambda m: m.save_semantic(old, "project_context", 0.9)).result
+        second = store.run(lambda m: m.save_semantic(new, "project_context", 0.9)).result
+        assert second.action == "added" and second.may_replace == first.entry.id
+        assert second.replaced is None and "both kept" in second.reason
+        by_id = {e.id: e for e in store.read().view().semantic}
+        assert by_id[first.entry.id].superseded_by == second.entry.id  # served, marked
+        assert by_id[second.entry.id].may_replace == first.entry.id
+        # A third item under the label: the first is already waiting, so it is only added.
+        third = store.run(lambda m: m.save_semantic("**Correct:** one lookup total",
+                                                    "project_context", 0.9)).result  # fmt: skip
+        assert third.action == "added"
+        assert len(store.read().view().semantic) == 3
+    finally:
+        frame._similar = previous

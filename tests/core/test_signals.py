@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maestro_memory.core.model import CATEGORIES
-from maestro_memory.core.signals import DetectedSignal, detect_signals
+from maestro_memory.core.signals import (
+    CONFIDENCE_ALWAYS,
+    CONFIDENCE_CONTEXT,
+    CONFIDENCE_RULE,
+    DetectedSignal,
+    detect_signals,
+)
 
 EVAL_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "eval"
 DEV_SET = EVAL_DIR / "signals_dev.jsonl"
@@ -384,7 +390,8 @@ def test_pathological_input_is_handled(text: str) -> None:
 def test_any_text_gives_well_formed_signals(text: str) -> None:
     for signal in detect_signals(text):
         assert signal.category in CATEGORIES
-        assert signal.confidence in (0.9, 1.0)
+        # The spec's three: a signal word (1.0, 0.9) or a plain practice inferred (0.5).
+        assert signal.confidence in (CONFIDENCE_ALWAYS, CONFIDENCE_RULE, CONFIDENCE_CONTEXT)
         assert signal.fact.strip() == signal.fact
         assert signal.fact
         assert "\ue000" not in signal.fact and "`" not in signal.fact
