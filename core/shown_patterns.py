@@ -65,6 +65,11 @@ LEVEL = re.compile(
     r"|^::(?:error|warning|notice|group|endgroup|debug)\b|^##\[(?:error|warning|group|section)"
     r"|^(?:error|warning)\[[A-Z]?\d+\]:|^\S+\.\w{1,5}:\d+(?::\d+)?: (?:error|warning|note)"
     r"|^={3,} .+ ={3,}$|^[EWIF]\d{4} \d{2}:\d{2}|^(?:FAILED|PASSED|ERROR) \S+::"
+    # Python's logging ("mcp.server - INFO - …", "WARNING:root:…") and warnings ("x.py:3:
+    # DeprecationWarning: …", "DeprecationWarning: …") formats.
+    r"|^[\w.]+ - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "
+    r"|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
+    r"|^\S+\.py:\d+: \w*(?:Warning|Error):|^(?:Warning: )?(?:\w+\.)*\w+Warning: "
 )
 # Alone, these could be a person's own label ("WARNING: never …"): a log only two or more together.
 WEAK_LEVEL = re.compile(

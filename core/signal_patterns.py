@@ -154,7 +154,7 @@ FROM_NOW_ON = re.compile(
 
 REMEMBER = re.compile(
     r"^(?:remember|keep\s+in\s+mind|bear\s+in\s+mind|don'?t\s+forget|do\s+not\s+forget)"
-    r"(?:\s+that\b|(?:\s+this)?\s*[:,\u2014\u2013-])\s*(?P<fact>.+)$",
+    r"(?:\s+that\b|(?:\s+this)?\s*[:,\u2014\u2013-]|\s+(?=(?:we|i|our|my)\s))\s*(?P<fact>.+)$",
     re.I,
 )
 

@@ -24,8 +24,9 @@ file and saves nothing. The rules, written down once:
 * **Patterns and confidence** (the spec's mapping; the first that applies wins):
   ``always``/``never`` -> 1.0 (imperative, after ``we``, after ``you``/a noun + modal:
   ``Tests should always pass``); ``from now on``/``going forward`` -> 1.0, the fact is the rest;
-  ``remember that X``/``remember: X``/``keep in mind that X``/``remember to X`` -> 1.0, the fact
-  is ``X``; ``I/we prefer X``/``I'd rather X``/``prefer X`` -> 0.9, fact ``Prefers X``;
+  ``remember that X``/``remember: X``/``remember we …``/``keep in mind that X``/``remember to
+  X`` -> 1.0, the fact is ``X``; ``I/we prefer X``/``I'd rather X``/``prefer X`` -> 0.9, fact
+  ``Prefers X``;
   ``use X instead of/rather than Y`` and the corrections ``no, not Y - use X``, ``use X, not Y``,
   ``not Y, X`` -> 0.9, fact ``Use X instead of Y``; ``don't X``/``do not X``/``we don't X``/
   ``stop doing X``/``avoid X``/``X must not Y`` -> 0.9.

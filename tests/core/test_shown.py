@@ -45,6 +45,10 @@ SHAPES: list[tuple[str, str, str]] = [
     ("log", f"error[E0502]: {RULE}\n  --> src/a.rs:1:1\nWhy?", "Why?"),
     ("log", f"ERROR {RULE}\nINFO retrying\nWhy?", "Why?"),
     ("log", f"web-1  | {RULE}\nWhy?", "Why?"),
+    ("log", f"mcp.server.lowlevel.server - INFO - Warning: {RULE}\n\nWhy?", "Why?"),
+    ("log", f"WARNING:root:{RULE}\nWhy?", "Why?"),
+    ("log", f"app/db.py:12: DeprecationWarning: {RULE}\nWhy?", "Why?"),
+    ("log", f"DeprecationWarning: `search` is deprecated. {RULE}\nWhy?", "Why?"),
     ("terminal", f"$ make\n{RULE}\n\nWhy?", "Why?"),
     ("terminal", f"dev@box:~/app$ make\n{RULE}\n\nWhy?", "Why?"),
     ("terminal", f"ana@mbp app % make\n{RULE}\n\nWhy?", "Why?"),
@@ -132,6 +136,7 @@ OWN_WORDS = [
     "public APIs must always be documented.\nprivate helpers never need docs.",
     "ok so for this repo:\n\n    always use uv\n    never pip install globally",
     "Two things:\n\n1. Always run `make lint` before pushing.\n2. Never edit files under gen/.",
+    "Warning: never push to main on a Friday.",  # a person's label, not a printed warning
 ]
 
 

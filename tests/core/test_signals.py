@@ -110,6 +110,7 @@ POSITIVE: list[tuple[str, list[tuple[float, list[str], list[str]]]]] = [
     ),
     ("Remember that staging uses a separate database.", [(1.0, ["staging uses"], PROJ + ARCH)]),
     ("Remember, we use pnpm here.", [(1.0, ["we use pnpm"], PROJ)]),
+    ("Remember we are on macOS.", [(1.0, ["we are on macos"], PROJ)]),  # no "that" (prompts)
     ("remember: the staging DB is wiped every Sunday", [(1.0, ["wiped every sunday"], PROJ)]),
     ("Main branch is called trunk, remember that.", [(1.0, ["main branch is called trunk"], PROJ)]),
     ("Keep in mind that the legacy module uses Python 2.", [(1.0, ["python 2"], ALL)]),
@@ -254,6 +255,8 @@ NEGATIVE = [
     "remember that meeting yesterday? it went well",
     "Remember that time the deploy broke prod",
     "Remember the outage last month? Same thing.",
+    "remember we fixed that bug yesterday?",
+    "Remember my last message",
     "remember that!",
     # identifiers and code
     "Set ALWAYS_ON=1 in the env file.",
