@@ -12,8 +12,9 @@ A statement ``core/signals.py`` finds in a person's prompt is one of three thing
 Read by form, from what real prompts to coding agents show (``docs/prompt-labelling.md``): the
 operator (always / never / from now on / remember, prefer / don't …), scope words ("for now",
 "this file", "anything else", "in this PR"), reference to the task at hand ("this", "these",
-"the above"), a generic subject versus a product one ("the navbar should …"), and the shape of
-the whole message (a bug report, a long task specification, a list of requirements). The same
+"the above"), a generic subject versus a product one ("the navbar should …", "don't turn the
+buttons grey"), and the shape of the whole message (a bug report, a long task specification, a
+list of requirements). The same
 statement said again on a later day confirms a proposal (``core/saving.py``).
 
 Every verdict carries a short reason, shown by ``detect`` and logged by the prompt hook. A
@@ -61,6 +62,16 @@ _TASK_VERB = re.compile(
 _OUTPUT_LINE = re.compile(
     r"^[\w .()/-]{1,40}:\s|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|%)\b|^(?:warning|error|note|info)\b"
     r"|[❌✅✓✗]|https?://",
+    re.IGNORECASE,
+)
+# What a product shows, named in an order about how it looks or behaves ("Don't make the hover
+# effect turn the buttons grey"): a requirement of the product under work, not a working rule.
+_PRODUCT_LOOK = re.compile(
+    r"\b(?:hover|buttons?|navbar|header|footer|modal|sidebar|dropdown|tooltip|icons?|logo"
+    r"|colou?rs?|font|background|border|padding|margin|animation)\b.{0,40}?\b(?:grey|gray"
+    r"|white|black|red|blue|green|bold|bigger|smaller|larger|visible|hidden|round(?:ed)?"
+    r"|transparent|darker|lighter)\b|\b(?:grey|gray|bigger|smaller|darker|lighter)\b.{0,40}?"
+    r"\b(?:buttons?|icons?|text|header|background)\b",
     re.IGNORECASE,
 )
 # A product subject: what the app shows or does, a requirement of the product.
@@ -127,7 +138,7 @@ def judge(statement: str, confidence: float, own: str) -> Verdict:
         if shape == "a bug report":
             return Verdict("refused", "said in a bug report")
         return Verdict("proposal", "a plain statement (no always/never/prefer): to confirm")
-    if _PRODUCT_SUBJECT.match(statement):
+    if _PRODUCT_SUBJECT.match(statement) or _PRODUCT_LOOK.search(statement):
         return Verdict("proposal", "a requirement of the product, not a working rule: to confirm")
     if words > INSTRUCTION_MAX_WORDS:
         return Verdict("proposal", f"a long statement ({words} words): to confirm")

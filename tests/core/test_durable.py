@@ -29,6 +29,15 @@ def test_a_rule_inside_a_bug_report_is_only_proposed() -> None:
     assert judge("Don't use var in the JS", 0.9, own).level == "proposal"
 
 
+def test_how_the_product_looks_is_a_requirement_to_confirm() -> None:
+    own = "Dont make the hover affect turn the buttons grey"
+    verdict = judge(own, 0.9, own)
+    assert verdict.level == "proposal" and "product" in verdict.reason
+    # A working rule that names a button is still one.
+    rule = "Never use inline styles on buttons"
+    assert judge(rule, 1.0, rule).level == "instruction"
+
+
 def test_a_proposal_is_kept_not_served_and_confirmed_by_review(tmp_path: Path) -> None:
     memory = _memory(tmp_path)
     signals = memory.detect_semantic_signals("The backend uses FastAPI with Postgres.")
