@@ -165,7 +165,7 @@ def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> Sav
     open_links = [(b.id, b.text) for b in same if "sup" not in b.meta]
     reason = verdict.reason
     if verdict.action == "linked" and any(i == verdict.target for i, _ in open_links):
-        linked: tuple[str, float] | None = (verdict.target or "", 0.0)
+        linked: tuple[str, float] | None = (verdict.target or "", 0.0)  # no cosine: words
         why = verdict.reason  # the patterns see a change but cannot tell it from a new item
     else:
         linked = may_replace(text, open_links)

@@ -29,8 +29,8 @@ a ``Piece`` with its kind and line count); ``Split.summary()`` names them for a 
 * **a log**: lines opening with a timestamp, an upper-case level (``ERROR``, ``[WARN]``), a
   tool's marker (``npm ERR!``, ``::error``, ``error[E0308]:``, ``FAILED``), Python's logging
   and warnings formats (``mcp.server - INFO - …``, ``WARNING:root:…``, ``DeprecationWarning:
-  …``), with their
-  continuation lines; lower-case ``error:``/``warning:`` lines only two or more together;
+  …``), with their continuation lines; lower-case ``error:``/``warning:`` lines only two or
+  more together;
 * **terminal output**: a shell or REPL prompt line (``$ cmd``, ``user@host:~$``, ``>>>``,
   ``PS C:\\>``) and the output under it up to a blank line;
 * **an email**: from ``-----Original Message-----``, ``---------- Forwarded message``,
