@@ -136,9 +136,8 @@ class Journal:
         return path.with_name(f"{path.name}.{n}")
 
     def append(self, project: Path, records: Iterable[dict[str, Any]]) -> None:
-        # Records hold ids and scores, but also what a client sent (a session id): screened.
         data = "".join(
-            json.dumps(redact_value(r), ensure_ascii=False, sort_keys=True) + "\n" for r in records
+            json.dumps(_screened(r), ensure_ascii=False, sort_keys=True) + "\n" for r in records
         ).encode("utf-8")
         if not data:
             return
@@ -221,6 +220,17 @@ def _scrub_value(value: Any, needles: list[str]) -> Any:
     if isinstance(value, dict):
         return {k: _scrub_value(v, needles) for k, v in value.items()}
     return value
+
+
+# What ``record`` writes itself: the clock, an op name of the op table, a pid. Everything else
+# (a session id a client sent, entry ids and file names read from a repository's files) is
+# screened. The screen runs every prose pattern on a string with a colon in it (a timestamp), so
+# skipping these is most of the journal's cost on the write path (bench P3).
+_OURS = frozenset({"time", "op", "pid"})
+
+
+def _screened(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: v if k in _OURS else redact_value(v) for k, v in r.items()}
 
 
 def record(

@@ -19,6 +19,29 @@ def test_append_screens_every_string_of_a_record(tmp_path: Path) -> None:
     assert json.loads(text)["session_id"] == "s [redacted: aws key]"
 
 
+def test_what_a_file_or_client_gave_is_screened_and_what_the_journal_wrote_is_kept(
+    tmp_path: Path,
+) -> None:
+    # The clock, the op and the pid are the journal's own and skip the screen (its cost on the
+    # write path); an entry id read from a repository's file and an extra field are screened.
+    journal = Journal(tmp_path)
+    project = tmp_path / "proj"
+    rec = record(
+        "external_edit",
+        session_id=None,
+        pid=7,
+        changes=[{"id": f"s-{AWS}", "before": None, "after": None}],
+        files=[f"notes {AWS}.md"],
+    )
+    journal.append(project, [rec])
+    text = journal.path_for(project).read_text()
+    assert AWS not in text
+    written = json.loads(text)
+    assert (written["time"], written["op"], written["pid"]) == (rec["time"], "external_edit", 7)
+    assert written["entries"] == ["[redacted: aws key]"]
+    assert written["files"][0].startswith("notes [redacted: aws key]")
+
+
 def test_scrub_replaces_the_text_and_keeps_the_other_records(tmp_path: Path) -> None:
     journal = Journal(tmp_path)
     project = tmp_path / "proj"
