@@ -14,7 +14,11 @@ vectors, normalised to length 1; ``similarity`` is the cosine of two of them. Th
   command that needs it: the hook and MCP-door processes never import this module (numpy is
   heavy; ``tests/client/test_cli_imports.py``). The manifest's sha256 is pinned here and each
   file's sha256 is in the manifest: a file that does not match is ``ModelError``, never a model.
-* **No words**: a text with no known token has the zero vector, similar to nothing (0.0).
+* **No words**: a text with no known token has the zero vector, similar to nothing (0.0). So
+  has a text whose every known word holds a digit: identifiers such as ``w0q1 w0k1`` fall
+  apart into fragments (``w``, ``##0``) shared by every identifier, which say nothing of
+  meaning (they made each such text "may replace" the one before). A word of letters alone,
+  known whole or in pieces (``pnpm``), is enough.
 """
 
 from __future__ import annotations
@@ -205,14 +209,19 @@ def embed(texts: Sequence[str]) -> Vectors:
     return out
 
 
+def _wordlike(word: str) -> bool:
+    return not any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+
+
 @lru_cache(maxsize=16384)
 def _embed_one(text: str) -> Vectors:
     import numpy as np
 
     m = model()
     special = {m.vocab.get(t) for t in ("[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]")}
-    ids = [i for i in m.ids(text) if i not in special]
-    if not ids:
+    words = [(word, m.word_ids(word)) for word in basic_words(text)]
+    ids = [i for _, pieces in words for i in pieces if i not in special]
+    if not ids or not any(pieces and _wordlike(word) for word, pieces in words):
         return np.zeros(m.dims, dtype=np.float32)
     rows = m.vectors[ids].astype(np.float32) * m.scales[ids, None]
     mean = rows.mean(axis=0)

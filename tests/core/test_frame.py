@@ -99,6 +99,21 @@ def test_refusals_add_up_and_are_never_linked(tmp_path: Path, meaning: object) -
     assert not frame._two_refusals("Deploy on Monday", "Deploy on Tuesday")
 
 
+def test_identifiers_without_words_are_never_linked(tmp_path: Path) -> None:
+    # bench P3's writes: each a new fact; by their fragments they were 0.9 alike and each
+    # was linked to the one before (a log line and a review item per save).
+    previous = frame._similar
+    frame.use_meaning()
+    try:
+        store = MemoryStore(tmp_path)
+        saved = [store.run(lambda m, i=i: m.save_semantic(f"w0q{i} w0k{i} w0z{i}",
+                                                          "project_context", 0.9)).result
+                 for i in range(3)]  # fmt: skip
+    finally:
+        frame._similar = previous
+    assert [(s.action, s.may_replace) for s in saved] == [("added", None)] * 3
+
+
 def test_without_the_model_nothing_is_linked(tmp_path: Path) -> None:
     previous = frame._similar
     frame._similar = None  # a hook process: the model is never loaded there
