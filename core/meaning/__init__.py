@@ -240,9 +240,61 @@ def similarities(texts: Sequence[str], other: str) -> list[float]:
     """``similarity(text, other)`` of each of ``texts``, in one matrix product: equal to it up
     to float32 rounding (the products are summed in another order), so a caller that compares
     with a threshold re-checks the near ones with ``similarity``."""
-    import numpy as np
-
     if not texts:
         return []
-    rows = np.stack([_embed_one(t) for t in texts])
-    return [float(c) for c in rows @ _embed_one(other)]
+    return _ROWS.products(texts, _embed_one(other))
+
+
+class _Rows:
+    """Each text's vector once, as a row of one matrix: a save compares its text with every
+    entry of its category, and gathering rows by index costs a fraction of stacking that many
+    vectors. Bounded like ``_embed_one``'s cache (full, it starts again); a lock, because the
+    analysis thread and the writer may both ask."""
+
+    LIMIT = 16384
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._row: dict[str, int] = {}
+        self._matrix: Vectors | None = None
+
+    def products(self, texts: Sequence[str], vector: Vectors) -> list[float]:
+        """Each text's vector times ``vector``: over the rows asked for, or, when they are
+        most of the rows kept, over all of them and then picked (no copy of the rows)."""
+        import numpy as np
+
+        with self._lock:
+            rows = self._row
+            if len(rows) + len(texts) > self.LIMIT:
+                rows.clear()
+            missing = [t for t in dict.fromkeys(texts) if t not in rows]
+            if missing:
+                self._add(missing)
+            matrix = self._matrix
+            assert matrix is not None
+            index = np.fromiter((rows[t] for t in texts), dtype=np.intp, count=len(texts))
+            if 2 * len(texts) >= len(rows):
+                products = (matrix[: len(rows)] @ vector)[index]
+            else:
+                products = matrix[index] @ vector
+        return products.tolist()  # type: ignore[no-any-return]
+
+    def _add(self, texts: list[str]) -> None:
+        import numpy as np
+
+        start = len(self._row)
+        need = start + len(texts)
+        matrix = self._matrix
+        if matrix is None or matrix.shape[0] < need:
+            grown = np.zeros((min(max(need, 2 * start, 256), self.LIMIT), model().dims), np.float32)
+            if matrix is not None:
+                grown[:start] = matrix[:start]
+            matrix = self._matrix = grown
+        for offset, text in enumerate(texts):
+            matrix[start + offset] = _embed_one(text)
+            self._row[text] = start + offset
+
+
+_ROWS = _Rows()

@@ -39,6 +39,28 @@ def test_vectors_are_unit_length_and_zero_for_no_words() -> None:
     assert similarity("Always use pnpm", "Always use pnpm") == pytest.approx(1.0, abs=1e-5)
 
 
+def test_a_text_of_identifiers_alone_has_no_meaning() -> None:
+    # Fragments shared by every identifier ("w", "##0") made these 0.9 alike: words that all
+    # hold a digit, no meaning. One word of letters is enough, known whole or in pieces.
+    assert similarity("w0q0 w0k0 w0z0", "w0q1 w0k1 w0z1") == 0.0
+    assert not embed(["x9y8 z7q6", "v1.2"]).any()
+    assert similarity("Port 8001", "Port 8002") > 0.9
+    assert all(row.any() for row in embed(["中", "使用 pnpm"]))
+
+
+def test_batched_products_equal_the_pairwise_cosines(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [f"The {w} service keeps rule {i}" for i, w in enumerate(("auth", "billing") * 40)]
+    other = "the billing service keeps a rule"
+    want = [similarity(t, other) for t in texts]
+    assert meaning.similarities(texts, other) == pytest.approx(want, abs=1e-5)  # most rows
+    assert meaning.similarities(texts[:3], other) == pytest.approx(want[:3], abs=1e-5)  # a few
+    monkeypatch.setattr(meaning._Rows, "LIMIT", 100)  # full: it starts again, still right
+    fresh = [f"{t} again" for t in texts]
+    again = meaning.similarities(fresh, other)
+    assert again == pytest.approx([similarity(t, other) for t in fresh], abs=1e-5)
+    assert meaning.similarities(texts, other) == pytest.approx(want, abs=1e-5)
+
+
 def test_a_rewording_is_closer_than_another_rule() -> None:
     same = similarity(
         "Run the unit tests before every commit", "Before committing, always run unit tests"
