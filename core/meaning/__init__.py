@@ -265,6 +265,8 @@ class _Rows:
         most of the rows kept, over all of them and then picked (no copy of the rows)."""
         import numpy as np
 
+        if len(texts) > self.LIMIT:  # more than it keeps (a memory file holds far fewer)
+            return (np.stack([_embed_one(t) for t in texts]) @ vector).tolist()  # type: ignore[no-any-return]
         with self._lock:
             rows = self._row
             if len(rows) + len(texts) > self.LIMIT:

@@ -59,6 +59,8 @@ def test_batched_products_equal_the_pairwise_cosines(monkeypatch: pytest.MonkeyP
     again = meaning.similarities(fresh, other)
     assert again == pytest.approx([similarity(t, other) for t in fresh], abs=1e-5)
     assert meaning.similarities(texts, other) == pytest.approx(want, abs=1e-5)
+    monkeypatch.setattr(meaning._Rows, "LIMIT", 50)  # more texts than it keeps
+    assert meaning.similarities(texts, other) == pytest.approx(want, abs=1e-5)
 
 
 def test_a_rewording_is_closer_than_another_rule() -> None:
