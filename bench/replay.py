@@ -6,7 +6,10 @@ the final memory compared with the final file (issue 34's view of a user).
 For each file in ``../shared/corpus/histories/`` (split dev / val by repository, as the corpus's
 other sets), a temporary project's ``MemoryStore`` receives, version after version in commit
 order, every *rule line* of the version that the memory has not been given before, each through
-``save_semantic`` (category ``project_context``, confidence 0.9), one transaction a version.
+``save_semantic`` (category ``project_context``, confidence 0.9), one transaction a version,
+with ``held`` the entries of the lines that version still holds: what the import door gives the
+memory of a tool's file read whole (``core/importing.py``), so a line never replaces one the
+file keeps beside it.
 A **rule line** is what ``tools/corpus/lines.py`` would draw for labelling: a prose line outside
 code fences, bullets and link markup removed, no heading, table or stub
 (``tools/corpus/common.prose_lines``). Then, with each line's entry the one its last save named:
@@ -126,11 +129,15 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
         given.update(new)
         previous = lines
 
-        def save_all(memory: Memory, new: list[str] = new) -> None:
+        # What the file holds now stands side by side, as the import door gives it (a tool's
+        # file read whole): a line never replaces another the same version still holds.
+        held = {entry_of[line] for line in lines if line in entry_of}
+
+        def save_all(memory: Memory, new: list[str] = new, held: set[str] = held) -> None:
             for line in new:
                 score.saves += 1
                 try:
-                    result = memory.save_semantic(line, CATEGORY, CONFIDENCE)
+                    result = memory.save_semantic(line, CATEGORY, CONFIDENCE, held=held)
                 except InputError:  # a text a fact cannot hold (an HTML comment marker)
                     score.refused += 1
                     continue
@@ -138,6 +145,7 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
                     score.refused += 1
                     continue
                 entry_of[line] = result.entry.id
+                held.add(result.entry.id)
                 if result.replaced is not None:
                     removed_by[result.replaced.id] = line
 

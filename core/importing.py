@@ -57,6 +57,9 @@ def import_notes(
     ledger = memory.state.imports
     injected = frozenset(i for ids in memory.state.shown.values() for i in ids)
     seen: set[str] = set()
+    # What the tools hold now stands side by side: a note never replaces another they still
+    # keep (a file that lists two commands keeps both).
+    held = {ledger[n.src]["id"] for n in notes if ledger.get(n.src, {}).get("id")}
     for note in notes:
         seen.add(note.src)
         led = ledger.get(note.src, {})
@@ -95,7 +98,7 @@ def import_notes(
             memory.state.changed = True
             continue
         else:
-            result = save_semantic(memory, note.text, note.category, IMPORT_CONFIDENCE)
+            result = save_semantic(memory, note.text, note.category, IMPORT_CONFIDENCE, held=held)
             if result.entry is None:
                 report.blocked.append({"src": note.src, "reason": result.reason})
                 ledger[note.src] = {"id": "", "sig": note.sig, "hash": digest, "blocked": "1"}
@@ -107,6 +110,7 @@ def import_notes(
                 block.dirty = True
                 memory.touch("semantic")
             report.imported.append({"src": note.src, "action": result.action, "entry_id": block.id})
+        held.add(block.id)
         ledger[note.src] = {"id": block.id, "sig": note.sig, "hash": digest}
         memory.state.changed = True
     for src in sorted(set(ledger) - seen):

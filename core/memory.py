@@ -19,7 +19,7 @@ No I/O here. Every operation validates all of its input before it changes anythi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ..common.limits import CONTEXT_MAX_TOKENS
@@ -75,9 +75,14 @@ class Memory(MemoryState):
         return decay.decay_sweep(self)
 
     def save_semantic(
-        self, fact: object, category: object, confidence: object = None
+        self,
+        fact: object,
+        category: object,
+        confidence: object = None,
+        *,
+        held: Collection[str] = (),
     ) -> SaveResult:
-        return saving.save_semantic(self, fact, category, confidence)
+        return saving.save_semantic(self, fact, category, confidence, held=held)
 
     def save_episodic(
         self, context_text: object, session_id: object, confidence: object = None

@@ -8,7 +8,7 @@ changes anything, so a ``ValueError`` leaves the state exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Literal
 
 from ..common.hidden import describe_removed, remove_hidden
@@ -53,13 +53,24 @@ from .state import (
 
 
 def save_semantic(
-    memory: MemoryState, fact: object, category: object, confidence: object = None
+    memory: MemoryState,
+    fact: object,
+    category: object,
+    confidence: object = None,
+    *,
+    held: Collection[str] = (),
 ) -> SaveResult:
+    """Save ``fact``: added, reinforcing, replacing or linked to an entry of its category.
+
+    ``held``: the ids of entries its source still holds beside it: said in the same message,
+    or still in the same tool file. The save never replaces nor links those; a person who
+    lists ``hatch run test:unit`` and ``hatch run test:integration`` together keeps both. It
+    may still restate one (the same rule twice is one entry)."""
     text = validate_fact(fact, name="fact")
     cat = validate_category(category)
     conf = DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
     refuse_when_full(memory, "semantic")
-    result = _save_semantic(memory, text, cat, conf)
+    result = _save_semantic(memory, text, cat, conf, held)
     result.removed = hidden_removed(fact)
     return result
 
@@ -79,7 +90,9 @@ def hidden_removed(raw: object) -> str:
     return describe_removed(remove_hidden(raw)[1]) if isinstance(raw, str) else ""
 
 
-def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> SaveResult:
+def _save_semantic(
+    memory: MemoryState, text: str, cat: str, conf: float, held: Collection[str]
+) -> SaveResult:
     screened = screen(text)
     if screened.empty:
         return SaveResult(
@@ -110,7 +123,10 @@ def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> Sav
 
     same = [b for b in doc.entries() if b.category == cat]
     # Only the entries that may relate reach classify (same verdict: see core/related.py).
-    verdict = classify(text, may_relate(text, [(b.id, b.text) for b in same]))
+    related = may_relate(text, [(b.id, b.text) for b in same])
+    verdict = classify(text, related)
+    if verdict.action in ("replaced", "linked") and verdict.target in held:
+        verdict = classify(text, [pair for pair in related if pair[0] not in held])
     heading = CATEGORY_HEADINGS[cat]
     if verdict.action == "reinforced" and verdict.target is not None:
         target = next(b for b in same if b.id == verdict.target)
@@ -162,7 +178,7 @@ def _save_semantic(memory: MemoryState, text: str, cat: str, conf: float) -> Sav
             replaced=replaced,
             reason=verdict.reason,
         )
-    open_links = [(b.id, b.text) for b in same if "sup" not in b.meta]
+    open_links = [(b.id, b.text) for b in same if "sup" not in b.meta and b.id not in held]
     reason = verdict.reason
     if verdict.action == "linked" and any(i == verdict.target for i, _ in open_links):
         linked: tuple[str, float] | None = (verdict.target or "", 0.0)  # no cosine: words
@@ -368,6 +384,7 @@ def read_signals(user_message: object, assistant_response: object = "") -> list[
 def save_signals(memory: MemoryState, found: Iterable[DetectedSignal]) -> list[Signal]:
     """Save what ``read_signals`` found, each as the person's own standing instruction."""
     out = []
+    said: set[str] = set()  # one message's rules stand side by side: none replaces another
     for signal in found:
         if signal.verdict == "refused":  # a one-off (core/durable.py): not saved, reason shown
             out.append(
@@ -381,7 +398,9 @@ def save_signals(memory: MemoryState, found: Iterable[DetectedSignal]) -> list[S
                 )
             )
             continue
-        result = save_semantic(memory, signal.fact, signal.category, signal.confidence)
+        result = save_semantic(memory, signal.fact, signal.category, signal.confidence, held=said)
+        if result.entry is not None:
+            said.add(result.entry.id)
         reason = result.reason if result.action == "rejected" else signal.reason
         if result.entry is not None and result.entry.confidence > 0.0:
             # Stated by the person in their own prompt: theirs (served once not a proposal).
