@@ -43,9 +43,10 @@ REQUIREMENT_LINES = 4  # this many list items or more: the requirements of the c
 # Scope: the statement holds for the task at hand only.
 _SCOPE = re.compile(
     r"\b(?:for now|right now|just now|now\b|yet\b|for the moment|at the moment|this time"
-    r"|for this (?:\w+)|in this (?:pr|change|step|commit|branch|task|file|function|page)"
+    r"|for this (?!(?:project|repo|repository|codebase)\b)\w+"  # the project: what lasts
+    r"|in this (?:pr|change|step|commit|branch|task|file|function|page)\b"
     r"|only (?:this|these|that) |this (?:file|function|page|component|pr|step|change|task"
-    r"|screen|class|method|test|script|module|commit|section|feature|bug|issue|one|part)"
+    r"|screen|class|method|test|script|module|commit|section|feature|bug|issue|one|part)\b"
     r"|anything else|everything else|the rest\b|any changes? to|here\b|above|below"
     r"|these\b|those\b|same as before)",
     re.IGNORECASE,

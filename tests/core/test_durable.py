@@ -19,6 +19,15 @@ def test_a_scoped_order_is_refused_with_its_reason() -> None:
     assert "anything else" in verdict.reason
 
 
+def test_this_project_is_what_lasts_not_the_task_at_hand() -> None:
+    # "this pr" and "for this <word>" once matched "this project" (no word boundary).
+    rule = "Don't actually build this project"
+    assert judge(rule, 0.9, rule + ". It builds in CI.").level == "instruction"
+    assert judge("Use uv for this project", 0.5, "Use uv for this project.").level != "refused"
+    for scoped in ("Use uv for this task", "Only change this PR", "Leave this file alone"):
+        assert judge(scoped, 0.9, scoped).level == "refused", scoped
+
+
 def test_a_plain_rule_is_an_instruction_and_a_plain_fact_a_proposal() -> None:
     assert judge("Use uv instead of pip", 0.9, "Use uv instead of pip.").level == "instruction"
     assert judge("We deploy on Fly.io", 0.5, "We deploy on Fly.io.").level == "proposal"
