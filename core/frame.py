@@ -158,9 +158,12 @@ def compare(old_text: str, new_text: str) -> tuple[str, str] | None:
 # ---- The meaning layer, where the process allows it -----------------------------------------
 
 _similar: Callable[[str, str], float] | None = None
-# ``_similar`` of many texts at once, up to float rounding (``meaning.similarities``); used only
-# while ``_similar`` is the function it batches.
-_batched: tuple[Callable[[str, str], float], Callable[[Sequence[str], str], list[float]]] | None
+# The positions of the texts whose ``_similar`` with a text is at least a floor, up to float
+# rounding (``meaning.near``: one matrix product); used only while ``_similar`` is the function
+# it batches.
+_batched: (
+    tuple[Callable[[str, str], float], Callable[[Sequence[str], str, float], list[int]]] | None
+)
 _batched = None
 ROUNDING = 1e-4  # a batched cosine this close to MAY_REPLACE is computed again, one pair at a time
 
@@ -169,23 +172,24 @@ def use_meaning() -> None:
     """Let ``similar`` use the meaning layer in this process (the daemon, a direct-mode
     command). Never called by a hook or the MCP door: they do not load the model (numpy)."""
     global _similar, _batched
-    from .meaning import similarities, similarity
+    from .meaning import near, similarity
 
     _similar = similarity
-    _batched = (similarity, similarities)
+    _batched = (similarity, near)
 
 
-def _cosines(texts: Sequence[str], new_text: str) -> list[float | None]:
-    """``_similar(text, new_text)`` of each text, or None where it is certainly below
-    ``MAY_REPLACE``: one matrix product for all (a save compares with every entry of its
-    category), the few near the threshold computed exactly, so the verdict is the pairwise one."""
+def _cosines(texts: Sequence[str], new_text: str) -> list[tuple[int, float]]:
+    """``(position, _similar(text, new_text))`` of each of ``texts``, in order, leaving out
+    those certainly below ``MAY_REPLACE``: one matrix product for all (a save compares with
+    every entry of its category) picks the few near the threshold, computed exactly, so the
+    verdict is the pairwise one."""
     assert _similar is not None
     pairwise = _similar
     if _batched is None or _batched[0] is not pairwise:
-        return [pairwise(text, new_text) for text in texts]
+        return [(i, pairwise(text, new_text)) for i, text in enumerate(texts)]
     return [
-        None if approx < MAY_REPLACE - ROUNDING else pairwise(text, new_text)
-        for text, approx in zip(texts, _batched[1](texts, new_text), strict=True)
+        (i, pairwise(texts[i], new_text))
+        for i in _batched[1](texts, new_text, MAY_REPLACE - ROUNDING)
     ]
 
 
@@ -214,9 +218,9 @@ def may_replace(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[str
     if _similar is None:
         return None
     best: tuple[str, float] | None = None
-    cosines = _cosines([text for _, text in existing], new_text)
-    for (entry_id, text), cosine in zip(existing, cosines, strict=True):
-        if cosine is None or cosine < MAY_REPLACE or (best is not None and cosine < best[1]):
+    for i, cosine in _cosines([text for _, text in existing], new_text):
+        entry_id, text = existing[i]
+        if cosine < MAY_REPLACE or (best is not None and cosine < best[1]):
             continue
         if _two_refusals(text, new_text):
             continue

@@ -47,6 +47,7 @@ __all__ = [
     "ModelError",
     "embed",
     "model",
+    "near",
     "similarities",
     "similarity",
     "wordpieces",
@@ -242,7 +243,19 @@ def similarities(texts: Sequence[str], other: str) -> list[float]:
     with a threshold re-checks the near ones with ``similarity``."""
     if not texts:
         return []
-    return _ROWS.products(texts, _embed_one(other))
+    return _ROWS.products(texts, _embed_one(other)).tolist()  # type: ignore[no-any-return]
+
+
+def near(texts: Sequence[str], other: str, floor: float) -> list[int]:
+    """The positions, in order, of the ``texts`` whose ``similarities`` product with ``other``
+    is ``floor`` or more: picked in the matrix, so a caller that keeps only the near ones
+    (a save against every entry of its category) makes no Python value per text."""
+    if not texts:
+        return []
+    import numpy as np
+
+    products = _ROWS.products(texts, _embed_one(other))
+    return np.flatnonzero(products >= floor).tolist()
 
 
 class _Rows:
@@ -260,28 +273,27 @@ class _Rows:
         self._row: dict[str, int] = {}
         self._matrix: Vectors | None = None
 
-    def products(self, texts: Sequence[str], vector: Vectors) -> list[float]:
+    def products(self, texts: Sequence[str], vector: Vectors) -> Vectors:
         """Each text's vector times ``vector``: over the rows asked for, or, when they are
         most of the rows kept, over all of them and then picked (no copy of the rows)."""
         import numpy as np
 
         if len(texts) > self.LIMIT:  # more than it keeps (a memory file holds far fewer)
-            return (np.stack([_embed_one(t) for t in texts]) @ vector).tolist()  # type: ignore[no-any-return]
+            return np.stack([_embed_one(t) for t in texts]) @ vector
         with self._lock:
             rows = self._row
-            if len(rows) + len(texts) > self.LIMIT:
-                rows.clear()
-            missing = [t for t in dict.fromkeys(texts) if t not in rows]
-            if missing:
-                self._add(missing)
+            try:  # the common case: every text has its row already
+                index = np.fromiter(map(rows.__getitem__, texts), dtype=np.intp, count=len(texts))
+            except KeyError:
+                if len(rows) + len(texts) > self.LIMIT:
+                    rows.clear()
+                self._add([t for t in dict.fromkeys(texts) if t not in rows])
+                index = np.fromiter(map(rows.__getitem__, texts), dtype=np.intp, count=len(texts))
             matrix = self._matrix
             assert matrix is not None
-            index = np.fromiter((rows[t] for t in texts), dtype=np.intp, count=len(texts))
             if 2 * len(texts) >= len(rows):
-                products = (matrix[: len(rows)] @ vector)[index]
-            else:
-                products = matrix[index] @ vector
-        return products.tolist()  # type: ignore[no-any-return]
+                return (matrix[: len(rows)] @ vector)[index]
+            return matrix[index] @ vector
 
     def _add(self, texts: list[str]) -> None:
         import numpy as np

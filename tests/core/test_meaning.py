@@ -63,6 +63,19 @@ def test_batched_products_equal_the_pairwise_cosines(monkeypatch: pytest.MonkeyP
     assert meaning.similarities(texts, other) == pytest.approx(want, abs=1e-5)
 
 
+def test_near_picks_the_positions_the_products_reach() -> None:
+    texts = [f"The {w} service keeps rule {i}" for i, w in enumerate(("auth", "billing") * 40)]
+    texts += ["w1q1 w1k1", "the billing service keeps a rule", texts[3]]  # zero row, equal, twice
+    other = "the billing service keeps a rule"
+    products = meaning.similarities(texts, other)
+    for floor in (-1.0, 0.0, 0.5, sorted(products)[len(products) // 2], max(products), 2.0):
+        want = [i for i, p in enumerate(products) if p >= floor]
+        assert meaning.near(texts, other, floor) == want
+        few = meaning.similarities(texts[:3], other)  # the other product (few rows)
+        assert meaning.near(texts[:3], other, floor) == [i for i, p in enumerate(few) if p >= floor]
+    assert meaning.near([], other, 0.0) == []
+
+
 def test_a_rewording_is_closer_than_another_rule() -> None:
     same = similarity(
         "Run the unit tests before every commit", "Before committing, always run unit tests"
