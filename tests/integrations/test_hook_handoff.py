@@ -129,9 +129,11 @@ def test_a_hung_daemon_serves_the_last_block_or_tells(daemon: Any, project: Path
     kept = _kept(project)
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert json.loads(kept.read_text())["project"] == str(project)
-    daemon.signal(signal.SIGSTOP)  # accepts on its socket, never answers
-    try:
-        with project_lock(project):  # and the direct path cannot initialize either
+    # The lock first: the daemon may still be committing the first session's writes, and
+    # stopped while it holds the lock it would block this test for good.
+    with project_lock(project):  # and the direct path cannot initialize either
+        daemon.signal(signal.SIGSTOP)  # accepts on its socket, never answers
+        try:
             proc, elapsed = hook("session-start", start_payload(project, session="s2"), None)
             assert proc.returncode == 0 and elapsed < BOUND
             context = claude_reads(proc.stdout, "SessionStart")
@@ -145,8 +147,8 @@ def test_a_hung_daemon_serves_the_last_block_or_tells(daemon: Any, project: Path
             told = json.loads(proc.stdout)
             assert told["systemMessage"] == claude_reads(proc.stdout, "SessionStart")
             assert "could not be loaded this time" in told["systemMessage"]
-    finally:
-        daemon.signal(signal.SIGCONT)
+        finally:
+            daemon.signal(signal.SIGCONT)
     log = hook_log(daemon.home)
     assert "gave up after" in log
     assert "served the last block" in log and "the session is told" in log
