@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -193,9 +194,18 @@ def load(directory: Path = MODEL_DIR, manifest_sha256: str = MANIFEST_SHA256) ->
 
 
 @cache
-def model() -> Model:
-    """The shipped model, loaded and verified once per process."""
+def _shipped() -> Model:
     return load()
+
+
+_LOADING = threading.Lock()
+
+
+def model() -> Model:
+    """The shipped model, loaded and verified once per process (a thread that asks while
+    another loads it waits for that load: the daemon starts loading it in the background)."""
+    with _LOADING:
+        return _shipped()
 
 
 def embed(texts: Sequence[str]) -> Vectors:
@@ -267,8 +277,6 @@ class _Rows:
     LIMIT = 16384
 
     def __init__(self) -> None:
-        import threading
-
         self._lock = threading.Lock()
         self._row: dict[str, int] = {}
         self._matrix: Vectors | None = None
