@@ -132,7 +132,7 @@ class Server:
     # -- start -----------------------------------------------------------------------------
     def start(self) -> None:
         self._install_signals()  # a SIGTERM from here on is a clean stop
-        use_meaning()  # the daemon judges every save by meaning (the model: see the end)
+        use_meaning()  # every save is judged by meaning; the model loads once serving (below)
         for project in sorted(self.registry.projects()):
             self.writer.projects.attach(project)  # before the writer thread runs: no race
         router = self.context.socket(zmq.ROUTER)
@@ -165,8 +165,7 @@ class Server:
         )
         notify("READY=1")
         notify_serving(len(self.registry.projects()))
-        # Loaded off the writer, serving already: the first save does not wait ~0.15 s for it.
-        threading.Thread(target=preload_meaning, name="meaning", daemon=True).start()
+        threading.Thread(target=preload_meaning, name="meaning", daemon=True).start()  # ~0.15 s
 
     def _install_signals(self) -> None:
         self._wake_r.setblocking(False)
