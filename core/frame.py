@@ -38,6 +38,7 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,16 @@ from functools import lru_cache
 from .lexicon import SUBJECT_VERBS
 from .rule_reading import FAMILIES
 
-__all__ = ["MAY_REPLACE", "Frame", "compare", "may_replace", "read_frame", "similar", "use_meaning"]
+__all__ = [
+    "MAY_REPLACE",
+    "Frame",
+    "compare",
+    "may_replace",
+    "preload_meaning",
+    "read_frame",
+    "similar",
+    "use_meaning",
+]
 
 SHORT_REFUSAL = 3  # a negative clause refuses its values when this short ("never npm")
 MAX_WORDS = 16  # the frame reads short rules only (one instruction, one subject)
@@ -176,6 +186,17 @@ def use_meaning() -> None:
 
     _similar = similarity
     _batched = (similarity, near)
+
+
+def preload_meaning() -> None:
+    """Load the model now, where ``use_meaning`` was called (the daemon, at start, on a thread
+    of its own), so that the first save does not wait for it."""
+    if _batched is None:
+        return
+    from .meaning import model
+
+    with contextlib.suppress(Exception):  # the save that needs the model says what is wrong
+        model()
 
 
 def _cosines(texts: Sequence[str], new_text: str) -> list[tuple[int, float]]:

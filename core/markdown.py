@@ -173,6 +173,15 @@ class Document:
             if isinstance(b, EntryBlock) and not b.removed
         ]
 
+    def category_entries(self, category: str) -> list[EntryBlock]:
+        """``entries()`` of one category, in one pass (a save reads its category's)."""
+        return [
+            b
+            for s in self.sections
+            for b in s.blocks
+            if isinstance(b, EntryBlock) and not b.removed and b.category == category
+        ]
+
     def section(self, title: str) -> Section | None:
         for s in self.sections:
             if s.heading is not None and s.key == title.lower():

@@ -121,9 +121,10 @@ def _save_semantic(
         tomb_block.dirty = True
         memory.touch("archive")
 
-    same = [b for b in doc.entries() if b.category == cat]
+    same = doc.category_entries(cat)
+    pairs = [(b.id, b.text) for b in same]
     # Only the entries that may relate reach classify (same verdict: see core/related.py).
-    related = may_relate(text, [(b.id, b.text) for b in same])
+    related = may_relate(text, pairs)
     verdict = classify(text, related)
     if verdict.action in ("replaced", "linked") and verdict.target in held:
         verdict = classify(text, [pair for pair in related if pair[0] not in held])
@@ -178,7 +179,11 @@ def _save_semantic(
             replaced=replaced,
             reason=verdict.reason,
         )
-    open_links = [(b.id, b.text) for b in same if "sup" not in b.meta and b.id not in held]
+    open_links = [
+        pair
+        for b, pair in zip(same, pairs, strict=True)
+        if "sup" not in b.meta and b.id not in held
+    ]
     reason = verdict.reason
     if verdict.action == "linked" and any(i == verdict.target for i, _ in open_links):
         linked: tuple[str, float] | None = (verdict.target or "", 0.0)  # no cosine: words

@@ -12,7 +12,11 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
+from maestro_memory.core import related
 from maestro_memory.core.contradiction import classify
+from maestro_memory.core.memory import Memory
 from maestro_memory.core.related import may_relate, relation_keys
 
 EVAL_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "eval"
@@ -121,3 +125,38 @@ def test_the_filter_drops_unrelated_entries() -> None:
     assert relation_keys("the and of") is None
     assert may_relate("the and of", existing) == existing
     assert may_relate("Use yarn", [*existing, ("s-4", "???")])[-1] == ("s-4", "???")
+
+
+def walked(new: str, existing: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The filter as one test per entry (what the key index stands for)."""
+    keys = relation_keys(new)
+    return [
+        p
+        for p in existing
+        if keys is None or (k := relation_keys(p[1])) is None or not keys.isdisjoint(k)
+    ]
+
+
+@pytest.mark.parametrize("limit", [16384, 50, 7])
+def test_the_key_index_stays_right_as_entries_are_added_replaced_and_removed(
+    monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    # A small limit: the index is full and starts again, and at 7 a category holds more texts
+    # than it keeps (the walk then), mid-sequence.
+    monkeypatch.setattr(related, "_INDEX", related._KeyIndex())
+    monkeypatch.setattr(related._KeyIndex, "LIMIT", limit)
+    corpus = generated_corpus(400, seed=36)
+    rng = random.Random(36)
+    memory = Memory.load({}, today="2026-12-01")
+    actions: dict[str, int] = {}
+    for k in range(400):
+        if k % 9 == 8 and memory.semantic_entries():
+            memory.forget([rng.choice(memory.semantic_entries()).id])
+            actions["forgotten"] = actions.get("forgotten", 0) + 1
+        else:
+            result = memory.save_semantic(rng.choice(corpus), "project_context", 0.9)
+            actions[result.action] = actions.get(result.action, 0) + 1
+        existing = [(e.id, e.text) for e in memory.semantic_entries()]
+        for new in (rng.choice(corpus), "the and of", "w1q1 w1k1", "Use pnpm for test files"):
+            assert may_relate(new, existing) == walked(new, existing)
+    assert min(actions.get(a, 0) for a in ("added", "replaced", "reinforced", "forgotten")) >= 20
