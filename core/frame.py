@@ -38,7 +38,6 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,7 +51,6 @@ __all__ = [
     "Frame",
     "compare",
     "may_replace",
-    "preload_meaning",
     "read_frame",
     "similar",
     "use_meaning",
@@ -186,17 +184,6 @@ def use_meaning() -> None:
 
     _similar = similarity
     _batched = (similarity, near)
-
-
-def preload_meaning() -> None:
-    """Load the model now, where ``use_meaning`` was called (the daemon, at start, on a thread
-    of its own), so that the first save does not wait for it."""
-    if _batched is None:
-        return
-    from .meaning import model
-
-    with contextlib.suppress(Exception):  # the save that needs the model says what is wrong
-        model()
 
 
 def _cosines(texts: Sequence[str], new_text: str) -> list[tuple[int, float]]:

@@ -19,7 +19,6 @@ import logging
 import os
 import signal
 import socket
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from ..common.protocol import (
     SHUTTING_DOWN,
     error_reply,
 )
-from ..core.frame import preload_meaning, use_meaning
+from ..core.frame import use_meaning
 from . import handlers
 from .cache import ReadCache
 from .config import Config, ConfigError, load_config
@@ -132,7 +131,7 @@ class Server:
     # -- start -----------------------------------------------------------------------------
     def start(self) -> None:
         self._install_signals()  # a SIGTERM from here on is a clean stop
-        use_meaning()  # every save is judged by meaning; the model loads once serving (below)
+        use_meaning()  # every save is judged by meaning; the model loads on first use
         for project in sorted(self.registry.projects()):
             self.writer.projects.attach(project)  # before the writer thread runs: no race
         router = self.context.socket(zmq.ROUTER)
@@ -165,7 +164,6 @@ class Server:
         )
         notify("READY=1")
         notify_serving(len(self.registry.projects()))
-        threading.Thread(target=preload_meaning, name="meaning", daemon=True).start()  # ~0.15 s
 
     def _install_signals(self) -> None:
         self._wake_r.setblocking(False)

@@ -10,10 +10,10 @@ vectors, normalised to length 1; ``similarity`` is the cosine of two of them. Th
   split apart, lower-cased, accents stripped, split on white space and on every punctuation mark,
   then WordPiece, longest match first, with ``##`` continuations (a word with no match, or of
   more than 100 characters, is unknown and left out).
-* **Loading**: once per process (``model()``), and only by the daemon (at start, in the
-  background: ``frame.preload_meaning``) or, lazily, by a direct-mode command that needs it: the
-  hook and MCP-door processes never import this module (numpy is heavy;
-  ``tests/client/test_cli_imports.py``). The manifest's sha256 is pinned here and each
+* **Loading**: lazily, once per process (``model()``), and only by the daemon or a direct-mode
+  command that needs it: the hook and MCP-door processes never import this module (numpy is
+  heavy; ``tests/client/test_cli_imports.py``), and an idle daemon that has judged no save stays
+  small (P6). The manifest's sha256 is pinned here and each
   file's sha256 is in the manifest: a file that does not match is ``ModelError``, never a model.
 * **No words**: a text with no known token has the zero vector, similar to nothing (0.0). So
   has a text whose every known word holds a digit: identifiers such as ``w0q1 w0k1`` fall
@@ -204,7 +204,7 @@ _LOADING = threading.Lock()
 
 def model() -> Model:
     """The shipped model, loaded and verified once per process (a thread that asks while
-    another loads it waits for that load: the daemon starts loading it in the background)."""
+    another loads it waits for that load: the writer and the analysis threads may both ask)."""
     with _LOADING:
         return _shipped()
 

@@ -141,22 +141,3 @@ def test_a_model_asked_for_while_it_loads_is_loaded_once(monkeypatch: pytest.Mon
     second.join(10)
     assert len(got) == 2 and got[0] is got[1]
     assert loads == [1]
-
-
-def test_preload_loads_only_where_meaning_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    import functools
-
-    from maestro_memory.core import frame
-
-    loads: list[int] = []
-    monkeypatch.setattr(meaning, "_shipped", functools.cache(lambda: loads.append(1) or load()))
-    monkeypatch.setattr(frame, "_batched", None)  # a process that never called use_meaning
-    frame.preload_meaning()
-    assert loads == []
-    monkeypatch.setattr(frame, "_batched", (similarity, meaning.near))
-    frame.preload_meaning()
-    assert loads == [1]
-    monkeypatch.setattr(meaning, "_shipped", functools.cache(lambda: load(Path("/nonexistent"))))
-    frame.preload_meaning()  # a missing model: nothing raised here, the save reports it
-    with pytest.raises(ModelError):
-        meaning.model()
