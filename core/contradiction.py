@@ -72,6 +72,7 @@ from .anchors import judge_edit, narrows
 from .frame import compare
 from .lexicon import (
     CODE_SPAN,
+    NEGATIONS,
     normalise,
 )
 from .rule_reading import (
@@ -87,7 +88,7 @@ from .rule_reading import (
     rule_tokens,
 )
 
-__all__ = ["Verdict", "classify", "same_rule"]
+__all__ = ["Verdict", "classify", "same_rule", "widens"]
 
 
 @dataclass(frozen=True)
@@ -555,6 +556,20 @@ def same_rule(a: str, b: str) -> bool:
     _check_text(a, "a")
     _check_text(b, "b")
     return _is_duplicate(parse_rule(a), parse_rule(b))
+
+
+_WORD = re.compile(r"[\w'-]+")
+
+
+def widens(old_text: str, new_text: str) -> bool:
+    """True when ``new_text``, read as a restatement of ``old_text``, says all of it and more:
+    it holds every word of the old text (case aside), adds at least one, and adds no negation
+    (``Used by: Gemini, Qwen`` -> ``Used by: Gemini, Qwen, Tabnine``). A restatement keeps the
+    newer wording then: nothing of the older is lost, and the file's newer line is served."""
+    old = set(_WORD.findall(old_text.lower().replace("\u2019", "'")))
+    new = set(_WORD.findall(new_text.lower().replace("\u2019", "'")))
+    added = new - old
+    return bool(old) and old <= new and bool(added) and added.isdisjoint(NEGATIONS)
 
 
 def classify(new_text: str, existing: Sequence[tuple[str, str]]) -> Verdict:

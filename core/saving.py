@@ -14,7 +14,7 @@ from typing import Literal
 from ..common.hidden import describe_removed, remove_hidden
 from ..common.limits import SAVE_MAX_BYTES, memory_full
 from . import rules
-from .contradiction import classify, same_rule
+from .contradiction import classify, same_rule, widens
 from .durable import judge
 from .frame import may_replace
 from .injected import strip_injected
@@ -139,6 +139,9 @@ def _save_semantic(
         else:
             target.confidence = rules.restated_confidence(target.confidence, conf)
             action = "reinforced"
+            if target.id not in held and widens(target.text, text):  # held: the source keeps both
+                memory.log("semantic", "Reworded", target.text, f'restated as "{text}"')
+                target.text = text
         target.meta["o"] = fmt_confidence(target.original)
         target.meta["r"] = "1"
         target.meta["u"] = "0"

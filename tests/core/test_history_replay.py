@@ -15,7 +15,7 @@ from bench.labels import shared_corpus
 from bench.replay import report, run
 
 DEV_SERVED = 0.99  # 1.000 since a line never replaces one its file still holds (0.980 before)
-DEV_GONE = 0.61  # 0.665 before uncertain changes were linked (324 wrong merges then)
+DEV_GONE = 0.63  # 0.638 since a wider restatement keeps the newer wording (0.617 before)
 DEV_WRONG_MERGES = 0  # issue 34's target; 105 before the held lines
 
 

@@ -1,0 +1,65 @@
+"""A restatement that says all of the old rule and more keeps the newer wording
+(``contradiction.widens``): before, "Run the unit tests before committing" reinforced "Run the
+tests before committing" and the older, vaguer line stayed the one served; in the history
+replay, files that grew a rule's line kept serving the line they no longer held. Real Memory,
+the real rules, the shipped meaning model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from maestro_memory.core import frame
+from maestro_memory.core.contradiction import widens
+from maestro_memory.core.memory import Memory
+
+OLD = "Run the tests before committing"
+NEW = "Run the unit tests before committing"
+
+
+@pytest.fixture(autouse=True)
+def meaning() -> Iterator[None]:
+    previous = frame._similar
+    frame.use_meaning()  # as the daemon saves
+    yield
+    frame._similar = previous
+
+
+def test_widens_holds_every_old_word_and_adds_one_that_is_not_a_negation() -> None:
+    assert widens(OLD, NEW)
+    assert widens("Used by: Gemini, Qwen", "used by: Gemini, Qwen, Tabnine")
+    assert not widens(OLD, OLD)  # nothing added
+    assert not widens(OLD, "Run the tests")  # words dropped
+    assert not widens(OLD, "Run the tests before committing, never")  # a negation added
+    assert not widens(OLD, "Don\u2019t run the tests before committing")  # curly apostrophe too
+    assert not widens("", NEW)
+
+
+def test_a_wider_restatement_rewords_the_entry_and_logs_it() -> None:
+    m = Memory.load({}, today="2026-03-01")
+    first = m.save_semantic(OLD, "project_context", 0.9).entry
+    assert first is not None
+    again = m.save_semantic(NEW, "project_context", 0.9)
+    assert again.action == "reinforced"
+    assert again.entry is not None and again.entry.id == first.id
+    assert [e.text for e in m.semantic_entries()] == [NEW]
+    log = m.docs["semantic"].render()
+    assert f'Reworded: "{OLD}" (restated as "{NEW}")' in log
+
+
+def test_a_narrower_restatement_keeps_the_wording_it_had() -> None:
+    m = Memory.load({}, today="2026-03-01")
+    m.save_semantic(NEW, "project_context", 0.9)
+    assert m.save_semantic(OLD, "project_context", 0.9).action == "reinforced"
+    assert [e.text for e in m.semantic_entries()] == [NEW]
+
+
+def test_an_entry_its_source_still_holds_keeps_its_wording() -> None:
+    # A file that keeps both lines: the older one is still what it says.
+    m = Memory.load({}, today="2026-03-01")
+    first = m.save_semantic(OLD, "project_context", 0.9).entry
+    assert first is not None
+    again = m.save_semantic(NEW, "project_context", 0.9, held={first.id})
+    assert again.action == "reinforced"
+    assert [e.text for e in m.semantic_entries()] == [OLD]
