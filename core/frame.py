@@ -26,6 +26,11 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
   say something different about it too ("runs on port 8001" / "… 8002"): two facts about two
   subjects, not one changed. With the rest equal ("Python 3.11 is required" -> "Python 3.12 is
   required") the identifier is the value and the frame does not decide.
+* **The same choice, in other words** (``restates``) -> reinforced: where classify found
+  nothing ("added"), the meanings are at least ``SAME_CHOICE`` alike and ``same_choice``
+  holds: the same chosen tool and refusals, the same polarity and values, ``SAME_WORDS`` of
+  the content words shared, no condition, ``only`` or ``except`` ("Use pnpm for package
+  management" / "Always use pnpm as the package manager": one fact from two tools' files).
 * **May replace** (``may_replace``): where nothing above nor the patterns of
   ``contradiction.classify`` decided ("added") but the meanings are at least ``MAY_REPLACE``
   alike, the new rule may replace the old one: it is not guessed, the two are linked (both kept
@@ -44,7 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .lexicon import SUBJECT_VERBS
-from .rule_reading import FAMILIES
+from .rule_reading import FAMILIES, parse_rule
 
 __all__ = [
     "MAY_REPLACE",
@@ -52,6 +57,8 @@ __all__ = [
     "compare",
     "may_replace",
     "read_frame",
+    "restates",
+    "same_choice",
     "similar",
     "use_meaning",
 ]
@@ -59,6 +66,8 @@ __all__ = [
 SHORT_REFUSAL = 3  # a negative clause refuses its values when this short ("never npm")
 MAX_WORDS = 16  # the frame reads short rules only (one instruction, one subject)
 MAY_REPLACE = 0.9  # meaning this close, and no verdict from the frame or the patterns: linked
+SAME_CHOICE = 0.85  # meaning this close and the same choice (``same_choice``): reinforced
+SAME_WORDS = 0.5  # ... and this share of their content words in common
 
 _CLAUSE = re.compile(r"[,;.!?]\s+|\s+[-\u2014\u2013]\s+|\s+but\s+|[,;]$|\.$", re.I)
 _NEGATION = re.compile(
@@ -186,18 +195,20 @@ def use_meaning() -> None:
     _batched = (similarity, near)
 
 
-def _cosines(texts: Sequence[str], new_text: str) -> list[tuple[int, float]]:
+def _cosines(
+    texts: Sequence[str], new_text: str, floor: float | None = None
+) -> list[tuple[int, float]]:
     """``(position, _similar(text, new_text))`` of each of ``texts``, in order, leaving out
-    those certainly below ``MAY_REPLACE``: one matrix product for all (a save compares with
-    every entry of its category) picks the few near the threshold, computed exactly, so the
-    verdict is the pairwise one."""
+    those certainly below ``floor`` (``MAY_REPLACE`` unless given): one matrix product for
+    all (a save compares with every entry of its category) picks the few near the threshold,
+    computed exactly, so the verdict is the pairwise one."""
     assert _similar is not None
+    floor = MAY_REPLACE if floor is None else floor
     pairwise = _similar
     if _batched is None or _batched[0] is not pairwise:
         return [(i, pairwise(text, new_text)) for i, text in enumerate(texts)]
     return [
-        (i, pairwise(texts[i], new_text))
-        for i in _batched[1](texts, new_text, MAY_REPLACE - ROUNDING)
+        (i, pairwise(texts[i], new_text)) for i in _batched[1](texts, new_text, floor - ROUNDING)
     ]
 
 
@@ -217,6 +228,46 @@ def _two_refusals(old_text: str, new_text: str) -> bool:
     if not (_NEGATION.search(old_text) and _NEGATION.search(new_text)):
         return False
     return sum(a.lower() != b.lower() for a, b in zip(old, new, strict=True)) == 1
+
+
+_NARROWING = re.compile(r"\b(?:only|except|unless|if|when|whenever|where)\b", re.I)
+
+
+def same_choice(old_text: str, new_text: str) -> bool:
+    """Both texts choose the same tools (non-empty) and refuse the same, with the same polarity,
+    the same values (names, code, numbers), ``SAME_WORDS`` of their content words in common and
+    no condition or exception in either: said in other words, the same rule ("Use pnpm for
+    package management" / "Always use pnpm as the package manager"). Asked only of a pair the
+    meaning puts in one slot (``restates``): a frame alone is not a rule's topic."""
+    if _NARROWING.search(old_text) or _NARROWING.search(new_text):
+        return False
+    if bool(_NEGATION.search(old_text)) != bool(_NEGATION.search(new_text)):
+        return False
+    old, new = read_frame(old_text), read_frame(new_text)
+    if not old.chosen or (old.chosen, old.rejected) != (new.chosen, new.rejected):
+        return False
+    a, b = parse_rule(old_text), parse_rule(new_text)
+    if {t.norm for t in a.core if t.value} != {t.norm for t in b.core if t.value}:
+        return False  # "Used by: Gemini, Qwen, Tabnine" / "Used by: Gemini, Tabnine"
+    shared, every = a.core_set & b.core_set, a.core_set | b.core_set
+    return len(shared) >= SAME_WORDS * len(every)  # "… every package" / "Build website: …"
+
+
+def restates(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[str, float] | None:
+    """The ``(entry_id, cosine)`` of the entry of ``existing`` closest in meaning to
+    ``new_text`` at ``SAME_CHOICE`` or more that makes the same choice (``same_choice``): the
+    same rule in a tool's own words; None when none does, or where this process does not use
+    the model."""
+    if _similar is None:
+        return None
+    best: tuple[str, float] | None = None
+    for i, cosine in _cosines([text for _, text in existing], new_text, SAME_CHOICE):
+        entry_id, text = existing[i]
+        if cosine < SAME_CHOICE or (best is not None and cosine < best[1]):
+            continue
+        if same_choice(text, new_text):
+            best = (entry_id, cosine)
+    return best
 
 
 def may_replace(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[str, float] | None:

@@ -14,9 +14,9 @@ from typing import Literal
 from ..common.hidden import describe_removed, remove_hidden
 from ..common.limits import SAVE_MAX_BYTES, memory_full
 from . import rules
-from .contradiction import classify, same_rule, widens
+from .contradiction import Verdict, classify, same_rule, widens
 from .durable import judge
-from .frame import may_replace
+from .frame import may_replace, restates
 from .injected import strip_injected
 from .markdown import ENTRIES_HEADING, EntryBlock, FileKind, fmt_confidence, insert_entry
 from .model import (
@@ -128,6 +128,15 @@ def _save_semantic(
     verdict = classify(text, related)
     if verdict.action in ("replaced", "linked") and verdict.target in held:
         verdict = classify(text, [pair for pair in related if pair[0] not in held])
+    open_links = [
+        pair
+        for b, pair in zip(same, pairs, strict=True)
+        if "sup" not in b.meta and b.id not in held
+    ]
+    same_as = restates(text, open_links) if verdict.action == "added" else None
+    if same_as is not None:  # one slot by meaning, one choice by the frame: the same rule
+        why = f"the same choice in other words (meaning {same_as[1]:.2f})"
+        verdict = Verdict("reinforced", same_as[0], why)
     heading = CATEGORY_HEADINGS[cat]
     if verdict.action == "reinforced" and verdict.target is not None:
         target = next(b for b in same if b.id == verdict.target)
@@ -182,11 +191,6 @@ def _save_semantic(
             replaced=replaced,
             reason=verdict.reason,
         )
-    open_links = [
-        pair
-        for b, pair in zip(same, pairs, strict=True)
-        if "sup" not in b.meta and b.id not in held
-    ]
     reason = verdict.reason
     if verdict.action == "linked" and any(i == verdict.target for i, _ in open_links):
         linked: tuple[str, float] | None = (verdict.target or "", 0.0)  # no cosine: words
