@@ -288,7 +288,15 @@ def _canonical(word: str) -> str:
     if word in _NUMBER_WORDS:
         return _NUMBER_WORDS[word]
     stemmed = stem(word)
-    return _SYNONYMS.get(stemmed, stemmed)
+    return _SYNONYMS.get(stemmed, _final_e(stemmed))
+
+
+def _final_e(base: str) -> str:
+    """ "overcomplicate" and "overcomplicated" are one word (``stem`` leaves "overcomplicat"
+    and "overcomplicate"): a final ``e`` goes, from five letters ("note", "make" stay)."""
+    if len(base) <= 4 or not base.endswith("e") or base.endswith("ee") or base in FAMILIES:
+        return base  # a known tool or setting keeps its name ("space", "gradle")
+    return base[:-1]
 
 
 def agent_base(word: str) -> str:

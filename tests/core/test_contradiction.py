@@ -111,6 +111,13 @@ PAIRS: list[tuple[str, str, str, str]] = [
     ),
     ("Main branch is develop, not main", "Main branch is develop", "reinforced", "same rule"),
     ("Never use default exports", "Avoid default exports", "reinforced", "same rule"),
+    # a final e: "overcomplicated" and "overcomplicate" are one word (a typo fixed, real edit)
+    (
+        "Keep things simple do not overcomplicated",
+        "Keep things simple; do not overcomplicate.",
+        "reinforced",
+        "same rule",
+    ),
     (
         "Never use default exports",
         "Never use default exports in this project",

@@ -20,7 +20,7 @@ from bench.labels import line_cases, pair_cases, read_labels, shared_corpus
 
 # What the rules reach on the dev half (measured when the floors were set); a change that scores
 # lower is a regression. Raise these when the rules improve.
-DEV_EDITS = 0.73  # 0.758 before uncertain changes were linked (issue 34): a link loses nothing
+DEV_EDITS = 0.735  # 0.741 now (0.758 before uncertain changes were linked: a link loses nothing)
 DEV_REPLACED = 0.64  # 169/242 then, 157/242 and 10 linked now
 DEV_REINFORCED = 0.67
 DEV_ADDED = 0.96  # 120/124 on main at 2364d7e: a floor, not the target
