@@ -116,6 +116,28 @@ def test_a_hook_with_nothing_to_say_answers_an_empty_object(
     assert request(port, "POST", "/hook/nobody/user-prompt", payload)[0] == 404
 
 
+def test_a_kept_alive_connection_is_answered_request_after_request(
+    door: tuple[DaemonHandle, int, Path],
+) -> None:
+    """An MCP client keeps its connection: each answer comes whole on it. The handler turns
+    Nagle's algorithm off, or every answer after the first waited for the client's delayed
+    ACK (40 ms on Linux; see RequestHandler)."""
+    from maestro_memory.daemon.http_door.handler import RequestHandler
+
+    assert RequestHandler.disable_nagle_algorithm is True
+    _, port, project = door
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json"}
+    try:
+        payload = json.dumps({"session_id": "s-keep", "cwd": str(project)})
+        for _ in range(3):
+            conn.request("POST", "/hook/claude/stop", body=payload, headers=headers)
+            response = conn.getresponse()
+            assert (response.status, response.read()) == (200, b"{}")
+    finally:
+        conn.close()
+
+
 def test_a_web_pages_origin_is_refused_and_nothing_is_remembered(
     door: tuple[DaemonHandle, int, Path],
 ) -> None:
