@@ -271,6 +271,19 @@ def test_the_door_is_closed_and_its_record_gone_when_the_daemon_stops(
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
+def test_a_restarted_daemon_opens_its_door_on_the_same_port(
+    door: tuple[DaemonHandle, int, Path], daemon_factory: Any
+) -> None:
+    """Connections the last daemon closed first (its stop closes one itself; a refusal closes
+    another) leave the port in TIME_WAIT for a minute: the next daemon still listens there."""
+    daemon, port, _ = door
+    assert request(port, "GET", "/mcp")[0] == 405  # answered with Connection: close
+    assert daemon.stop() == 0
+    again = daemon_factory(config=f"[http]\nport = {port}\n")
+    assert recorded_port(again.paths) == port, again.log_text()
+    assert request(port, "GET", "/mcp")[0] == 405
+
+
 def test_no_door_when_the_config_says_so(daemon_factory: Any) -> None:
     daemon = daemon_factory(config="[http]\nenabled = false\n")
     assert recorded_port(daemon.paths) is None
