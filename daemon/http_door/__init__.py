@@ -92,6 +92,10 @@ class HttpDoor:
             log.info("HTTP door not opened: this system does not tell a TCP peer's uid")
             return False
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # A daemon restarted within a minute of its last one closing a connection (its stop
+        # closes one itself) found the port held by TIME_WAIT and opened no door. Linux lets
+        # SO_REUSEADDR bind past TIME_WAIT only, never past another socket listening there.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             listener.bind((LOOPBACK, self.wanted))
             listener.listen(64)

@@ -28,6 +28,11 @@ class RequestHandler(BaseHTTPRequestHandler):
     """One connection's requests (HTTP/1.1, kept alive). ``server`` is the ``HttpDoor``."""
 
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: an answer leaves as two writes (head, then body). With Nagle's algorithm the
+    # body waited for the client's delayed ACK of the head, 40 ms on Linux, on every request of
+    # a kept-alive connection after its first: MCP's initialize, tools/list and resources/list
+    # took 43-44 ms each, 0.4-2.4 ms without.
+    disable_nagle_algorithm = True
     door: HttpDoor
 
     def __init__(

@@ -116,6 +116,28 @@ def test_a_hook_with_nothing_to_say_answers_an_empty_object(
     assert request(port, "POST", "/hook/nobody/user-prompt", payload)[0] == 404
 
 
+def test_a_kept_alive_connection_is_answered_request_after_request(
+    door: tuple[DaemonHandle, int, Path],
+) -> None:
+    """An MCP client keeps its connection: each answer comes whole on it. The handler turns
+    Nagle's algorithm off, or every answer after the first waited for the client's delayed
+    ACK (40 ms on Linux; see RequestHandler)."""
+    from maestro_memory.daemon.http_door.handler import RequestHandler
+
+    assert RequestHandler.disable_nagle_algorithm is True
+    _, port, project = door
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json"}
+    try:
+        payload = json.dumps({"session_id": "s-keep", "cwd": str(project)})
+        for _ in range(3):
+            conn.request("POST", "/hook/claude/stop", body=payload, headers=headers)
+            response = conn.getresponse()
+            assert (response.status, response.read()) == (200, b"{}")
+    finally:
+        conn.close()
+
+
 def test_a_web_pages_origin_is_refused_and_nothing_is_remembered(
     door: tuple[DaemonHandle, int, Path],
 ) -> None:
@@ -247,6 +269,19 @@ def test_the_door_is_closed_and_its_record_gone_when_the_daemon_stops(
     assert recorded_port(daemon.paths) is None
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+def test_a_restarted_daemon_opens_its_door_on_the_same_port(
+    door: tuple[DaemonHandle, int, Path], daemon_factory: Any
+) -> None:
+    """Connections the last daemon closed first (its stop closes one itself; a refusal closes
+    another) leave the port in TIME_WAIT for a minute: the next daemon still listens there."""
+    daemon, port, _ = door
+    assert request(port, "GET", "/mcp")[0] == 405  # answered with Connection: close
+    assert daemon.stop() == 0
+    again = daemon_factory(config=f"[http]\nport = {port}\n")
+    assert recorded_port(again.paths) == port, again.log_text()
+    assert request(port, "GET", "/mcp")[0] == 405
 
 
 def test_no_door_when_the_config_says_so(daemon_factory: Any) -> None:
