@@ -26,7 +26,7 @@ lexical; the meaning layer (``similar``) only says how close two texts are. The 
   say something different about it too ("runs on port 8001" / "… 8002"): two facts about two
   subjects, not one changed. With the rest equal ("Python 3.11 is required" -> "Python 3.12 is
   required") the identifier is the value and the frame does not decide.
-* **The same choice, in other words** (``restates``) -> reinforced: where classify found
+* **The same choice, in other words** (``by_meaning``) -> reinforced: where classify found
   nothing ("added"), the meanings are at least ``SAME_CHOICE`` alike and ``same_choice``
   holds: the same chosen tool and refusals, the same polarity and values, ``SAME_WORDS`` of
   the content words shared, no condition, ``only`` or ``except`` ("Use pnpm for package
@@ -54,10 +54,10 @@ from .rule_reading import FAMILIES, parse_rule
 __all__ = [
     "MAY_REPLACE",
     "Frame",
+    "by_meaning",
     "compare",
     "may_replace",
     "read_frame",
-    "restates",
     "same_choice",
     "similar",
     "use_meaning",
@@ -238,7 +238,7 @@ def same_choice(old_text: str, new_text: str) -> bool:
     the same values (names, code, numbers), ``SAME_WORDS`` of their content words in common and
     no condition or exception in either: said in other words, the same rule ("Use pnpm for
     package management" / "Always use pnpm as the package manager"). Asked only of a pair the
-    meaning puts in one slot (``restates``): a frame alone is not a rule's topic."""
+    meaning puts in one slot (``by_meaning``): a frame alone is not a rule's topic."""
     if _NARROWING.search(old_text) or _NARROWING.search(new_text):
         return False
     if bool(_NEGATION.search(old_text)) != bool(_NEGATION.search(new_text)):
@@ -253,37 +253,38 @@ def same_choice(old_text: str, new_text: str) -> bool:
     return len(shared) >= SAME_WORDS * len(every)  # "… every package" / "Build website: …"
 
 
-def restates(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[str, float] | None:
-    """The ``(entry_id, cosine)`` of the entry of ``existing`` closest in meaning to
-    ``new_text`` at ``SAME_CHOICE`` or more that makes the same choice (``same_choice``): the
-    same rule in a tool's own words; None when none does, or where this process does not use
-    the model."""
-    if _similar is None:
-        return None
-    best: tuple[str, float] | None = None
-    for i, cosine in _cosines([text for _, text in existing], new_text, SAME_CHOICE):
-        entry_id, text = existing[i]
-        if cosine < SAME_CHOICE or (best is not None and cosine < best[1]):
-            continue
-        if same_choice(text, new_text):
-            best = (entry_id, cosine)
-    return best
+Found = tuple[str, float] | None  # (entry id, cosine), or None
 
 
-def may_replace(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[str, float] | None:
-    """The ``(entry_id, cosine)`` of the entry of ``existing`` that ``new_text`` may replace:
-    the closest in meaning at ``MAY_REPLACE`` or more, not another subject by its frame (the
-    newest of equals); None when none is, or where this process does not use the model."""
+def by_meaning(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[Found, Found]:
+    """``(restates, may_replace)`` of ``new_text`` among ``existing`` from one matrix product
+    (a save asks both of every entry of its category); each ``None`` where this process does
+    not use the model.
+
+    * *restates*: the entry closest in meaning at ``SAME_CHOICE`` or more that makes the same
+      choice (``same_choice``): the same rule in a tool's own words;
+    * *may_replace*: the entry closest in meaning at ``MAY_REPLACE`` or more that is not
+      another subject by its frame (the newest of equals), nor a second refusal."""
     if _similar is None:
-        return None
-    best: tuple[str, float] | None = None
-    for i, cosine in _cosines([text for _, text in existing], new_text):
+        return None, None
+    same: Found = None
+    may: Found = None
+    floor = min(SAME_CHOICE, MAY_REPLACE)
+    for i, cosine in _cosines([text for _, text in existing], new_text, floor):
         entry_id, text = existing[i]
-        if cosine < MAY_REPLACE or (best is not None and cosine < best[1]):
+        closer = same is None or cosine >= same[1]
+        if cosine >= SAME_CHOICE and closer and same_choice(text, new_text):
+            same = (entry_id, cosine)
+        if cosine < MAY_REPLACE or (may is not None and cosine < may[1]):
             continue
         if _two_refusals(text, new_text):
             continue
         framed = compare(text, new_text)
         if framed is None or framed[0] != "added":
-            best = (entry_id, cosine)
-    return best
+            may = (entry_id, cosine)
+    return same, may
+
+
+def may_replace(new_text: str, existing: Sequence[tuple[str, str]]) -> Found:
+    """``by_meaning``'s second answer: the entry ``new_text`` may replace."""
+    return by_meaning(new_text, existing)[1]

@@ -16,7 +16,7 @@ from ..common.limits import SAVE_MAX_BYTES, memory_full
 from . import rules
 from .contradiction import Verdict, classify, same_rule, widens
 from .durable import judge
-from .frame import may_replace, restates
+from .frame import by_meaning, may_replace
 from .injected import strip_injected
 from .markdown import ENTRIES_HEADING, EntryBlock, FileKind, fmt_confidence, insert_entry
 from .model import (
@@ -133,7 +133,7 @@ def _save_semantic(
         for b, pair in zip(same, pairs, strict=True)
         if "sup" not in b.meta and b.id not in held
     ]
-    same_as = restates(text, open_links) if verdict.action == "added" else None
+    same_as, near = by_meaning(text, open_links) if verdict.action == "added" else (None, None)
     if same_as is not None:  # one slot by meaning, one choice by the frame: the same rule
         why = f"the same choice in other words (meaning {same_as[1]:.2f})"
         verdict = Verdict("reinforced", same_as[0], why)
@@ -196,7 +196,7 @@ def _save_semantic(
         linked: tuple[str, float] | None = (verdict.target or "", 0.0)  # no cosine: words
         why = verdict.reason  # the patterns see a change but cannot tell it from a new item
     else:
-        linked = may_replace(text, open_links)
+        linked = near if verdict.action == "added" else may_replace(text, open_links)
         why = f"meaning {linked[1]:.2f}" if linked is not None else ""
     if linked is not None:  # one slot, but not certainly one rule: link, never guess
         old = next(b for b in same if b.id == linked[0])
