@@ -128,6 +128,19 @@ def test_the_session_start_gets_its_memory_through_the_door_without_python(
     assert printed["hookSpecificOutput"]["hookEventName"] == "SessionStart"
 
 
+def test_the_user_scope_session_start_names_no_project_and_is_served_from_cwd(
+    door: tuple[Any, int, str], project: Path, env: dict[str, str]
+) -> None:
+    _, port, _ = door
+    done = run_cli(["-C", str(project), "integrate", "claude", "--scope", "user"], env=env)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((Path(env["HOME"]) / ".claude" / "settings.json").read_text())
+    [hook] = [h for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert hook_url(port, "claude", "session-start") + " 2>" in hook["command"]  # no ?project=
+    code, printed = run_start(hook["command"], project, {**env, **NO_PYTHON}, "s-user")
+    assert code == 0 and RULE in memory_of(printed)
+
+
 def test_with_the_daemon_down_the_python_hook_answers_and_says_so(
     door: tuple[Any, int, str], project: Path, env: dict[str, str]
 ) -> None:
