@@ -25,7 +25,9 @@ from . import claude_settings as cs
 PLUGIN = "maestro-memory"
 RECENT_DAYS = 7
 PROBE_TIMEOUT = 15.0
-_ABSOLUTE = re.compile(r"""^(?:test -x \S+ && )?(['"]?)(/[^'"]+?maestroctl)\1\s+hook\s""")
+# The absolute maestroctl a command runs: at its start, after the ``test -x`` guard, or fed
+# the hook's input after the door's curl (``agent_settings.door_hook_command``).
+_ABSOLUTE = re.compile(r"""(?:^|&& |\| )(['"]?)(/[^'"]+?maestroctl)\1\s+hook\s""")
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def _plugin_enabled(settings: dict[str, Any]) -> bool:
 
 def _program_of(command: str) -> str | None:
     """The maestroctl a hook command runs: an absolute path, or None for the PATH form."""
-    found = _ABSOLUTE.match(command)
+    found = _ABSOLUTE.search(command)
     return found.group(2) if found else None
 
 

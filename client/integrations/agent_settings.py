@@ -8,6 +8,9 @@ be committed (project scope) names no path of this machine and calls ``maestroct
 of this machine (local/user scope) names this ``maestroctl`` by its absolute path, guarded by
 ``test -x``. Either way the command exits 0 when maestroctl is missing, so a teammate without it
 sees nothing. The tools run it with ``/bin/sh -c`` (dash on Debian), so it is plain POSIX sh.
+``door_hook_command`` wraps that local form for a hook the daemon's HTTP door can answer but
+the tool runs only as a command (Claude Code's session start): ``curl`` to the door first, the
+command with the same input when the door does not answer.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ HookSpec = tuple[str, str, int]
 # Our events a tool may send to the daemon's HTTP door instead of running a command (Claude
 # Code refuses an http hook at SessionStart, so the session start stays a command).
 HTTP_EVENTS = ("user-prompt", "session-end")
+# Seconds the door gets to answer a command that asks it first (``door_hook_command``) before
+# the Python hook runs instead: a door that answers does so in milliseconds, and the fallback
+# (its own deadline about 1 s) still fits the tool's hook timeout (10 s at the session start).
+DOOR_CURL_SECONDS = 2
 
 
 class IntegrationError(MaestroError):
@@ -63,13 +70,38 @@ def hook_command(tool: str, event: str, portable: bool = True, program: str | No
     return f"{program} hook {tool} {event} || true"
 
 
+def door_hook_command(tool: str, event: str, url: str, program: str | None = None) -> str:
+    """The command for ``event`` that asks the daemon's HTTP door at ``url`` with ``curl``
+    (no Python started) and runs the usual hook (``hook_command``'s non-portable form) when
+    that gets no answer: curl missing, the door refusing (an HTTP error), too slow
+    (``DOOR_CURL_SECONDS``) or down. The hook's JSON comes once on stdin, so it is read into
+    ``$in`` and given to whichever runs; the door's answer is printed only when it came whole.
+    ``curl -q`` reads no ``~/.curlrc``, ``--noproxy '*'`` keeps the request on loopback, and
+    the door's checks are met: ``Content-Type: application/json``, ``Host`` from the URL
+    (``127.0.0.1:<port>``), no ``Origin``. Always exits 0. Only for files of this machine:
+    it names the port."""
+    prog = shlex.quote(maestroctl_path()) if program is None else program
+    guard = f"test -x {prog} && " if program is None else ""
+    ask = (
+        f"curl -q -sf --noproxy '*' --max-time {DOOR_CURL_SECONDS}"
+        " -H 'Content-Type: application/json' -H 'Expect:' --data-binary @-"
+        f" {shlex.quote(url)} 2>/dev/null"
+    )
+    return (
+        f"""in=$(cat); out=$(printf '%s' "$in" | {ask}) && printf '%s\\n' "$out" || """
+        f"""{{ {guard}printf '%s' "$in" | {prog} hook {tool} {event}; }} || true"""
+    )
+
+
 def _ours_pattern(tool: str) -> re.Pattern[str]:
-    # Ours: `<…maestroctl> hook <tool> <event>`, bare (older versions) or in the fail-open
-    # wrapper; a hand-wired `hook claude` line in another tool's file is ours to replace too.
+    # Ours: `<…maestroctl> hook <tool> <event>`, bare (older versions), in the fail-open
+    # wrapper or as the fallback of the door's curl (`…; } || true`); a hand-wired `hook
+    # claude` line in another tool's file is ours to replace too.
     return re.compile(
         r"""(?:^|[\s/'"])(?:maestroctl|maestro_memory\.client\.cli\w*)['"]?"""
         rf"""\s+hook\s+(?:{re.escape(tool)}|claude)\s+"""
-        r"""(session-start|user-prompt|session-end|stop)\s*(?:\|\|\s*true\s*)?$"""
+        r"""(session-start|user-prompt|session-end|stop)\s*(?:;\s*\}\s*)?"""
+        r"""(?:\|\|\s*true\s*)?$"""
     )
 
 
@@ -104,7 +136,8 @@ def add_hooks(
     """Our hooks into ``settings["hooks"]``, once each (an older one of ours -- a moved
     maestroctl, a bare path, a command where an http hook is wanted or the other way round --
     is rewritten in place); everything else untouched. ``urls``: our events answered by the
-    daemon's HTTP door (``type: http``), the others run the command."""
+    daemon's HTTP door: ``type: http`` for ``HTTP_EVENTS``, a command that asks the door
+    first (``door_hook_command``) for the others; events without a URL run the command."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise IntegrationError("'hooks' is not an object")
@@ -112,10 +145,14 @@ def add_hooks(
         url = (urls or {}).get(event)
         wanted: dict[str, Any] = (
             {"type": "http", "url": url, "timeout": timeout}
-            if url is not None
+            if url is not None and event in HTTP_EVENTS
             else {
                 "type": "command",
-                "command": hook_command(tool, event, portable, program),
+                "command": (
+                    hook_command(tool, event, portable, program)
+                    if url is None
+                    else door_hook_command(tool, event, url, program)
+                ),
                 "timeout": timeout,
             }
         )

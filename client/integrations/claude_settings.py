@@ -24,10 +24,16 @@ maestroctl) in place instead of adding a second one.
 daemon's HTTP door is open (``common/httpdoor.py``), UserPromptSubmit and SessionEnd are
 ``"type": "http"`` hooks to it (``http://127.0.0.1:<port>/hook/claude/<event>``; local scope
 adds ``?project=<this project>``): Claude Code POSTs the event's JSON and the daemon answers
-what the command would print, with no process started. SessionStart stays the command (Claude
-Code runs no http hook there), and it is the one that tells a session when the daemon does not
-answer (``hooks._door_notice``). The project file stays commands: it names no port of this
-machine.
+what the command would print, with no process started. SessionStart stays a command (Claude
+Code runs no http hook there), but one that starts no Python while the door answers
+(``agent_settings.door_hook_command``): it reads the event's JSON into ``$in``, POSTs it to
+``/hook/claude/session-start`` with ``curl`` (``Content-Type: application/json``, Host
+``127.0.0.1:<port>``, at most 2 s) and prints the door's answer; when curl is missing or the
+door refuses, is too slow or is down, it gives ``$in`` to the Python hook, which is also what
+tells a session that the daemon does not answer (``hooks._door_notice``). Measured with
+``tests.e2e.measure_walltime`` (2026-12-07): the Python session start was ~50-70 ms of a
+``claude -p`` session, the curl one ~15 ms. The project file stays commands: it names no port
+of this machine.
 """
 
 from __future__ import annotations
@@ -92,15 +98,18 @@ def add_hooks(
 
 
 def door_urls(scope: str, project: Path) -> dict[str, str]:
-    """The http hooks' URLs for ``scope``: none in the project file (it names nothing of this
-    machine) or while no door is open."""
+    """The door's URLs of our hooks for ``scope`` (``add_hooks``' ``urls``): none in the
+    project file (it names nothing of this machine) or while no door is open."""
     port = common.door_port() if scope != "project" else None
     if port is None:
         return {}
     from ...common.httpdoor import hook_url
 
     where = project if scope == "local" else None
-    return {event: hook_url(port, TOOL, event, where) for event in common.HTTP_EVENTS}
+    # The session start too: a command that asks the door with curl (Claude Code runs no http
+    # hook there), the Python hook when the door does not answer.
+    events = (*common.HTTP_EVENTS, "session-start")
+    return {event: hook_url(port, TOOL, event, where) for event in events}
 
 
 def remove_hooks(settings: dict[str, Any]) -> bool:
@@ -144,7 +153,8 @@ def integrate_claude(
     if urls:
         report += (
             "\nUserPromptSubmit and SessionEnd are answered by maestrod over HTTP (no process); "
-            "SessionStart stays a command (Claude Code runs no http hook there)"
+            "SessionStart stays a command (Claude Code runs no http hook there) that asks it "
+            "with curl, and runs the Python hook only when that gets no answer"
         )
     elif scope != "project":
         report += (

@@ -1,7 +1,8 @@
 """The real ``claude -p`` with the hooks ``maestroctl integrate claude --scope local`` writes
 while maestrod's HTTP door is open (the prompt and session-end hooks are ``http`` hooks, the
-session start a command), and the real Codex and Gemini CLIs with the MCP server ``integrate``
-points at the door: MCP over streamable HTTP from the same daemon, no process per session."""
+session start a command that asks the door with curl), and the real Codex and Gemini CLIs
+with the MCP server ``integrate`` points at the door: MCP over streamable HTTP from the same
+daemon, no process per session."""
 
 from __future__ import annotations
 
@@ -52,6 +53,31 @@ def test_claude_code_runs_the_http_hooks_and_the_http_mcp_server(
     assert "Always use pnpm instead of npm" in later, found.stderr[-2000:]
     # The next session's start (a command) serves the rule too.
     assert any("pnpm" in b for b in found.memory())
+    # ... through the door, with no Python: the command asks it with curl. A Python any hook
+    # of this session started would die at once here (PYTHONHOME), yet the start's block came.
+    claude.extra_env["PYTHONHOME"] = "/nonexistent"
+    try:
+        quiet = claude.run("Anything else?")
+    finally:
+        del claude.extra_env["PYTHONHOME"]
+    assert quiet.returncode == 0, quiet.stderr[-2000:]
+    started = [
+        t
+        for r in quiet.model_requests
+        for t in _texts(r.body)
+        if t.startswith("SessionStart hook additional context:") and "pnpm" in t
+    ]
+    assert started, f"hooks.log:\n{quiet.hook_log()}"
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
 
 
 def test_codex_and_gemini_use_the_http_mcp_server_integrate_wrote(
