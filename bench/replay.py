@@ -14,7 +14,11 @@ A **rule line** is what ``tools/corpus/lines.py`` would draw for labelling: a pr
 code fences, bullets and link markup removed, no heading, table or stub
 (``tools/corpus/common.prose_lines``). Then, with each line's entry the one its last save named:
 
-* **still served**: a rule line of the final file whose entry is still in semantic.md;
+* **still served**: a rule line of the final file whose entry is still in semantic.md and, when
+  the entry holds other words (the line reinforced it), holds the line's values too (code,
+  names, numbers, paths: ``parse_rule``'s value tokens, found in the entry's text). A line
+  whose entry lacks one of them is *blurred*: reinforced into a rule that says something else
+  ("**Lint**: `task lint:fix`" into "**Lint**: `task lint` … or `task lint-fix`"), not served;
 * **edited away**: a line a version dropped while adding a line at least
   ``EDIT_SIMILARITY`` alike (its rewrite, as the corpus's ``hunk`` pairs are) that the final
   file does not hold; it is *no longer served* when its entry is gone or is the entry of a final
@@ -42,6 +46,7 @@ from typing import Any
 from maestro_memory.core.frame import use_meaning
 from maestro_memory.core.memory import Memory
 from maestro_memory.core.model import InputError
+from maestro_memory.core.rule_reading import parse_rule
 from maestro_memory.core.store import MemoryStore
 
 from .labels import shared_corpus
@@ -65,6 +70,7 @@ class ReplayScore:
     gone: int = 0
     wrong_merges: int = 0
     restated: int = 0
+    blurred: int = 0  # final rules reinforced into an entry that lacks one of their values
     linked: int = 0  # final rules linked to a newer line that may replace them (in review)
     linked_away: int = 0  # edited-away rules still served, linked to their rewrite (in review)
     lost: list[str] = field(default_factory=list)  # final rules no longer served
@@ -85,6 +91,7 @@ class ReplayScore:
         self.gone += other.gone
         self.wrong_merges += other.wrong_merges
         self.restated += other.restated
+        self.blurred += other.blurred
         self.linked += other.linked
         self.linked_away += other.linked_away
         self.lost += other.lost
@@ -154,6 +161,7 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
     final = list(dict.fromkeys(prose_lines(history["versions"][-1]["text"])))
     semantic = store.read().view().semantic
     live = {e.id for e in semantic}
+    text_of = {e.id: e.text for e in semantic}
     # Linked to a newer rule that may replace it (core/frame.py): still served, in review.
     waiting = {e.id for e in semantic if e.superseded_by is not None}
     final_set = set(final)
@@ -164,7 +172,10 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
             continue  # refused by the privacy screen
         score.final_rules += 1
         score.linked += entry in waiting
-        if entry in live:
+        if entry in live and not _holds_values(text_of[entry], line):
+            score.blurred += 1
+            score.lost.append(f"{line!r}\n      blurred into {text_of[entry]!r}")
+        elif entry in live:
             score.served += 1
             if final_entries.setdefault(entry, line) != line:
                 score.restated += 1  # two lines of the file on one entry: served, one wording
@@ -187,6 +198,15 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
     return score
 
 
+def _holds_values(entry_text: str, line: str) -> bool:
+    """Every value token of ``line`` (``parse_rule``: code, names, numbers, paths) is in
+    ``entry_text`` (case and backticks aside)."""
+    if entry_text == line:
+        return True
+    held = entry_text.lower().replace("`", "")
+    return all(t.raw.lower().strip("`") in held for t in parse_rule(line).core if t.value)
+
+
 def run(corpus: Path, split: str | None, limit: int | None = None) -> ReplayScore:
     total = ReplayScore()
     with tempfile.TemporaryDirectory(prefix="maestro-replay-") as tmp:
@@ -205,7 +225,8 @@ def report(score: ReplayScore, split: str, show: int = 0) -> str:
         f"({score.refused} refused): still served {score.served_rate:.3f} "
         f"({score.served}/{score.final_rules}), edited-away no longer served "
         f"{score.gone_rate:.3f} ({score.gone}/{score.edited_away}), "
-        f"wrong merges {score.wrong_merges}, restated {score.restated}; linked (served, in "
+        f"wrong merges {score.wrong_merges}, blurred {score.blurred}, restated "
+        f"{score.restated}; linked (served, in "
         f"review): {score.linked} final rules, {score.linked_away} edited-away"
     ]
     if show:

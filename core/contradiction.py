@@ -87,6 +87,7 @@ from .rule_reading import (
     read_limits,
     rule_tokens,
 )
+from .text import stem
 
 __all__ = ["Verdict", "classify", "same_rule", "widens"]
 
@@ -561,13 +562,18 @@ def same_rule(a: str, b: str) -> bool:
 _WORD = re.compile(r"[\w'-]+")
 
 
+def _stems(text: str) -> set[str]:
+    """The words of ``text``, lower-cased and stemmed ("filter" and "filters" are one)."""
+    return {stem(w) for w in _WORD.findall(text.lower().replace("\u2019", "'"))}
+
+
 def widens(old_text: str, new_text: str) -> bool:
     """True when ``new_text``, read as a restatement of ``old_text``, says all of it and more:
-    it holds every word of the old text (case aside), adds at least one, and adds no negation
-    (``Used by: Gemini, Qwen`` -> ``Used by: Gemini, Qwen, Tabnine``). A restatement keeps the
-    newer wording then: nothing of the older is lost, and the file's newer line is served."""
-    old = set(_WORD.findall(old_text.lower().replace("\u2019", "'")))
-    new = set(_WORD.findall(new_text.lower().replace("\u2019", "'")))
+    it holds every word of the old text (case and suffixes aside), adds at least one, and adds
+    no negation (``Used by: Gemini, Qwen`` -> ``Used by: Gemini, Qwen, Tabnine``). A
+    restatement keeps the newer wording then: nothing of the older is lost, and the file's
+    newer line is served."""
+    old, new = _stems(old_text), _stems(new_text)
     added = new - old
     return bool(old) and old <= new and bool(added) and added.isdisjoint(NEGATIONS)
 

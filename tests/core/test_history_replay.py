@@ -14,8 +14,11 @@ import pytest
 from bench.labels import shared_corpus
 from bench.replay import report, run
 
-DEV_SERVED = 0.99  # 1.000 since a line never replaces one its file still holds (0.980 before)
-DEV_GONE = 0.63  # 0.638 since a wider restatement keeps the newer wording (0.617 before)
+# Measured since "blurred" lines count as not served (a line reinforced into an entry that lacks
+# one of its values): 0.995 served and 0.626 gone on dev (1.000 and 0.646 counted before).
+DEV_SERVED = 0.99
+DEV_GONE = 0.62
+DEV_BLURRED = 25
 DEV_WRONG_MERGES = 0  # issue 34's target; 105 before the held lines
 
 
@@ -30,3 +33,4 @@ def test_dev_histories_hold_their_scores(capsys: pytest.CaptureFixture[str]) -> 
     assert score.served_rate >= DEV_SERVED, score.lost[:5]
     assert score.gone_rate >= DEV_GONE, score.kept[:5]
     assert score.wrong_merges <= DEV_WRONG_MERGES, score.merged[:5]
+    assert score.blurred <= DEV_BLURRED, score.lost[:5]
