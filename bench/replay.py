@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from maestro_memory.core.contradiction import holds_values
 from maestro_memory.core.frame import use_meaning
 from maestro_memory.core.memory import Memory
 from maestro_memory.core.model import InputError
-from maestro_memory.core.rule_reading import parse_rule
 from maestro_memory.core.store import MemoryStore
 
 from .labels import shared_corpus
@@ -172,7 +172,7 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
             continue  # refused by the privacy screen
         score.final_rules += 1
         score.linked += entry in waiting
-        if entry in live and not _holds_values(text_of[entry], line):
+        if entry in live and not holds_values(text_of[entry], line):
             score.blurred += 1
             score.lost.append(f"{line!r}\n      blurred into {text_of[entry]!r}")
         elif entry in live:
@@ -196,15 +196,6 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
             score.linked_away += entry in waiting
             score.kept.append(line)
     return score
-
-
-def _holds_values(entry_text: str, line: str) -> bool:
-    """Every value token of ``line`` (``parse_rule``: code, names, numbers, paths) is in
-    ``entry_text`` (case and backticks aside)."""
-    if entry_text == line:
-        return True
-    held = entry_text.lower().replace("`", "")
-    return all(t.raw.lower().strip("`") in held for t in parse_rule(line).core if t.value)
 
 
 def run(corpus: Path, split: str | None, limit: int | None = None) -> ReplayScore:

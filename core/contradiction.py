@@ -89,7 +89,7 @@ from .rule_reading import (
 )
 from .text import stem
 
-__all__ = ["Verdict", "classify", "same_rule", "widens"]
+__all__ = ["Verdict", "classify", "holds_values", "same_rule", "widens"]
 
 
 @dataclass(frozen=True)
@@ -565,6 +565,16 @@ _WORD = re.compile(r"[\w'-]+")
 def _stems(text: str) -> set[str]:
     """The words of ``text``, lower-cased and stemmed ("filter" and "filters" are one)."""
     return {stem(w) for w in _WORD.findall(text.lower().replace("\u2019", "'"))}
+
+
+def holds_values(entry_text: str, text: str) -> bool:
+    """Every value of ``text`` (``parse_rule``'s value tokens: code, names, numbers, paths) is
+    in ``entry_text``, case and backticks aside: reinforcing the entry with ``text`` loses none
+    of them."""
+    if entry_text == text:
+        return True
+    held = entry_text.lower().replace("`", "")
+    return all(t.raw.lower().strip("`") in held for t in parse_rule(text).core if t.value)
 
 
 def widens(old_text: str, new_text: str) -> bool:

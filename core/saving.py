@@ -14,7 +14,7 @@ from typing import Literal
 from ..common.hidden import describe_removed, remove_hidden
 from ..common.limits import SAVE_MAX_BYTES, memory_full
 from . import rules
-from .contradiction import Verdict, classify, same_rule, widens
+from .contradiction import Verdict, classify, holds_values, same_rule, widens
 from .durable import judge
 from .frame import by_meaning, may_replace
 from .injected import strip_injected
@@ -137,6 +137,16 @@ def _save_semantic(
     if same_as is not None:  # one slot by meaning, one choice by the frame: the same rule
         why = f"the same choice in other words (meaning {same_as[1]:.2f})"
         verdict = Verdict("reinforced", same_as[0], why)
+    if verdict.action == "reinforced" and conf > 0.0:
+        old_text = next(b.text for b in same if b.id == verdict.target)
+        if not (holds_values(old_text, text) or widens(old_text, text)):
+            # The same rule with a value the entry lacks: reinforcing would lose that value.
+            # Beside an entry its source still holds, it stands; else the two are linked.
+            if verdict.target in held:
+                verdict = Verdict("added", None, "beside a rule its source keeps, other values")
+            else:
+                why = f"restated with other values ({verdict.reason})"
+                verdict = Verdict("linked", verdict.target, why)
     heading = CATEGORY_HEADINGS[cat]
     if verdict.action == "reinforced" and verdict.target is not None:
         target = next(b for b in same if b.id == verdict.target)

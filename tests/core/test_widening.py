@@ -63,3 +63,31 @@ def test_an_entry_its_source_still_holds_keeps_its_wording() -> None:
     again = m.save_semantic(NEW, "project_context", 0.9, held={first.id})
     assert again.action == "reinforced"
     assert [e.text for e in m.semantic_entries()] == [OLD]
+
+
+PNPM = "pnpm everywhere except `.opencode-plugin/`, which uses Bun. Never npm, never yarn."
+PNPM_MORE = (
+    "pnpm everywhere except `.opencode-plugin/` (Bun) and `strands-mem0/` (Python: pip / hatch)."
+    " Never npm, never yarn."
+)
+
+
+def test_a_restatement_with_a_value_the_entry_lacks_is_linked_not_merged() -> None:
+    # A real edit (mem0's AGENTS.md): read as the same rule, reinforcing would drop
+    # `strands-mem0/`. Linked: both kept, the newer served, the older waits in review.
+    m = Memory.load({}, today="2026-03-01")
+    first = m.save_semantic(PNPM, "project_context", 0.9).entry
+    assert first is not None
+    again = m.save_semantic(PNPM_MORE, "project_context", 0.9)
+    assert again.action == "added" and again.may_replace == first.id
+    assert "other values" in again.reason
+    assert sorted(e.text for e in m.semantic_entries()) == sorted([PNPM, PNPM_MORE])
+
+
+def test_beside_a_rule_its_source_keeps_it_stands_on_its_own() -> None:
+    m = Memory.load({}, today="2026-03-01")
+    first = m.save_semantic(PNPM, "project_context", 0.9).entry
+    assert first is not None
+    again = m.save_semantic(PNPM_MORE, "project_context", 0.9, held={first.id})
+    assert again.action == "added" and again.may_replace is None
+    assert len(m.semantic_entries()) == 2
