@@ -6,11 +6,8 @@ Real Memory, the real prompt door and import rule, the shipped meaning model."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from maestro_memory.core import frame
 from maestro_memory.core.memory import Memory
 from maestro_memory.core.toolmem import bullet_notes
 
@@ -18,12 +15,7 @@ SIBLINGS = ("Use camelCase for variables/functions", "Use PascalCase for types/c
 TIERS = ("The default tier must have `priority: 0`", "The default tier must have `conditions: []`")
 
 
-@pytest.fixture(autouse=True)
-def meaning() -> Iterator[None]:
-    previous = frame._similar
-    frame.use_meaning()  # as the daemon saves: the "may replace" link is live
-    yield
-    frame._similar = previous
+pytestmark = pytest.mark.usefixtures("meaning_layer")  # as the daemon saves
 
 
 def memory() -> Memory:

@@ -9,13 +9,10 @@ printed beside them. The val half is reported only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from bench.labels import shared_corpus
 from bench.replay import report, run
-from maestro_memory.core import frame
 
 # Measured since "blurred" lines count as not served (a line reinforced into an entry that lacks
 # one of its values) and such a restatement is linked instead: served 1.000 (1 blurred), gone
@@ -26,17 +23,9 @@ DEV_BLURRED = 1
 DEV_WRONG_MERGES = 0  # issue 34's target; 105 before the held lines
 
 
-@pytest.fixture
-def meaning() -> Iterator[None]:
-    # As the daemon saves and as `python -m bench.replay` runs: without it the verdicts
-    # depended on whether an earlier test had left the meaning layer on.
-    previous = frame._similar, frame._batched
-    frame.use_meaning()
-    yield
-    frame._similar, frame._batched = previous
-
-
-def test_dev_histories_hold_their_scores(capsys: pytest.CaptureFixture[str], meaning: None) -> None:
+def test_dev_histories_hold_their_scores(
+    capsys: pytest.CaptureFixture[str], meaning_layer: None
+) -> None:
     corpus = shared_corpus()
     if corpus is None:
         pytest.skip("the shared corpus is not present (set MAESTRO_SHARED_DIR)")

@@ -7,11 +7,8 @@ shipped meaning model."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from maestro_memory.core import frame
 from maestro_memory.core.frame import same_choice
 from maestro_memory.core.memory import Memory
 from maestro_memory.core.toolmem import bullet_notes
@@ -23,12 +20,7 @@ WORDINGS = (
 )
 
 
-@pytest.fixture(autouse=True)
-def meaning() -> Iterator[None]:
-    previous = frame._similar
-    frame.use_meaning()  # as the daemon saves
-    yield
-    frame._similar = previous
+pytestmark = pytest.mark.usefixtures("meaning_layer")  # as the daemon saves
 
 
 def test_three_tools_in_their_own_words_make_one_entry() -> None:

@@ -6,11 +6,8 @@ the real rules, the shipped meaning model."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from maestro_memory.core import frame
 from maestro_memory.core.contradiction import widens
 from maestro_memory.core.memory import Memory
 
@@ -18,12 +15,7 @@ OLD = "Run the tests before committing"
 NEW = "Run the unit tests before committing"
 
 
-@pytest.fixture(autouse=True)
-def meaning() -> Iterator[None]:
-    previous = frame._similar
-    frame.use_meaning()  # as the daemon saves
-    yield
-    frame._similar = previous
+pytestmark = pytest.mark.usefixtures("meaning_layer")  # as the daemon saves
 
 
 def test_widens_holds_every_old_word_and_adds_one_that_is_not_a_negation() -> None:
