@@ -75,6 +75,17 @@ def save_semantic(
     return result
 
 
+def _may_reword(target: EntryBlock, conf: float, held: Collection[str]) -> bool:
+    """Whether a restatement at ``conf`` may give ``target`` its (wider) wording. Never an
+    entry its source still holds (the source keeps both) nor one a person typed into
+    ``semantic.md`` (their words stay theirs); one the person stated in a prompt only for a
+    restatement at least as strong: an agent's "… for installs" at 0.5 does not reword the
+    person's rule at 1.00."""
+    if target.id in held or target.meta.get("by") == "hand":
+        return False
+    return target.meta.get("by") != "user" or conf >= target.confidence
+
+
 def refuse_when_full(memory: MemoryState, kind: FileKind) -> None:
     """A new memory goes only into a file below ``SAVE_MAX_BYTES`` (``common/limits.py``: the
     rest of the size limit is room for the bookkeeping), for every door: the API, the prompt
@@ -156,9 +167,10 @@ def _save_semantic(
             action: Literal["reinforced", "replaced"] = "replaced"
             memory.log("semantic", "Contradicted", target.text, "restated with confidence 0.00")
         else:
+            reword = _may_reword(target, conf, held) and widens(target.text, text)
             target.confidence = rules.restated_confidence(target.confidence, conf)
             action = "reinforced"
-            if target.id not in held and widens(target.text, text):  # held: the source keeps both
+            if reword:
                 memory.log("semantic", "Reworded", target.text, f'restated as "{text}"')
                 target.text = text
         target.meta["o"] = fmt_confidence(target.original)

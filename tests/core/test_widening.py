@@ -83,3 +83,33 @@ def test_beside_a_rule_its_source_keeps_it_stands_on_its_own() -> None:
     again = m.save_semantic(PNPM_MORE, "project_context", 0.9, held={first.id})
     assert again.action == "added" and again.may_replace is None
     assert len(m.semantic_entries()) == 2
+
+
+def test_a_line_a_person_typed_keeps_their_words() -> None:
+    # A line typed into semantic.md (no metadata: by=hand) is the person's; an agent's wider
+    # restatement reinforces it and leaves its wording alone.
+    empty = Memory.load({}, today="2026-03-01").docs["semantic"].render()
+    typed = empty.replace("## Project Context\n", f"## Project Context\n- {OLD}\n", 1)
+    assert typed != empty
+    m = Memory.load({"semantic.md": typed}, today="2026-03-01")
+    [entry] = m.semantic_entries()
+    assert entry.source == "hand"
+    again = m.save_semantic(NEW, "project_context", 0.9)
+    assert again.action == "reinforced" and again.entry is not None
+    assert again.entry.id == entry.id
+    assert [e.text for e in m.semantic_entries()] == [OLD]
+    assert "Reworded" not in m.docs["semantic"].render()
+
+
+def test_the_persons_stated_rule_is_reworded_only_by_as_strong_a_restatement() -> None:
+    m = Memory.load({}, today="2026-03-01")
+    [said] = m.detect_semantic_signals(f"Always {OLD.lower()}")  # 1.0, by=user
+    assert said.entry_id is not None
+    [entry] = m.semantic_entries()
+    assert entry.source == "user" and entry.confidence == 1.0
+    weaker = m.save_semantic(f"Always {NEW.lower()}", entry.category or "", 0.5)
+    assert weaker.action == "reinforced"
+    assert [e.text for e in m.semantic_entries()] == [entry.text]  # not reworded at 0.5
+    stronger = m.save_semantic(f"Always {NEW.lower()}", entry.category or "", 1.0)
+    assert stronger.action == "reinforced"
+    assert [e.text for e in m.semantic_entries()] == [f"Always {NEW.lower()}"]
