@@ -59,9 +59,11 @@ _TASK_VERB = re.compile(
     r"|let|help|modify|edit|improve|integrate|design|prepare|copy|learn|try)\b",
     re.IGNORECASE,
 )
-# A line of output or data: "Vision Encoder: 217.30 ms", "Warning: …", "Pragma: no-cache".
+# A line of output or data: "Vision Encoder: 217.30 ms", "Warning: …", "Pragma: no-cache"
+# (not a sentence of the person's that goes on after a colon: "I have two repos: one for …").
 _OUTPUT_LINE = re.compile(
-    r"^[\w .()/-]{1,40}:\s|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|%)\b|^(?:warning|error|note|info)\b"
+    r"^(?!(?:i|we|it|this|our|my)\s)[\w .()/-]{1,40}:\s|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|%)\b"
+    r"|^(?:warning|error|note|info)\b"
     r"|[❌✅✓✗]|https?://",
     re.IGNORECASE,
 )

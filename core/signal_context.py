@@ -42,6 +42,7 @@ from .signal_patterns import (
     GENERAL_CUE,
     GENERAL_TASK_CUE,
     IN_PROGRESS,
+    NAME_FOR_ROLE,
     NAMED_OBJECT,
     NAMED_ROLE,
     NOT_SUBJECT,
@@ -55,7 +56,7 @@ from .signal_patterns import (
     WORD,
 )
 
-__all__ = ["context_kind", "first_word", "has_content"]
+__all__ = ["context_kind", "first_word", "has_content", "stated_fact"]
 
 
 def has_content(text: str) -> bool:
@@ -119,13 +120,19 @@ def _practice(clause: str) -> bool:
     return only or bool(GENERAL_CUE.search(rest)) or not SPECIFIC_OBJECT.match(rest)
 
 
+def stated_fact(clause: str) -> bool:
+    """True when ``clause`` states a project fact with a subject of its own (``CONTEXT_FACTS``:
+    "We use Linear for tickets", "This is my app, built for the game Stationeers"), as opposed
+    to a bare name and its role ("Jest for tests"), which a task's text also holds."""
+    return any(p.match(clause) for p in CONTEXT_FACTS) and has_content(clause)
+
+
 def context_kind(clause: str) -> str | None:
     """``"fact"`` or ``"rule"`` when ``clause`` states a project fact or practice plainly."""
     if IN_PROGRESS.search(clause) or FUTURE_HEDGE.search(clause):
         return None
-    for pattern in CONTEXT_FACTS:
-        if pattern.match(clause) and has_content(clause):
-            return "fact"
+    if stated_fact(clause) or (NAME_FOR_ROLE.match(clause) and has_content(clause)):
+        return "fact"
     agent = AGENT_MUST.match(clause)  # "You must be able to explain every line of your diff"
     if agent and (
         GENERAL_CUE.search(agent.group("rest")) or not SPECIFIC_OBJECT.match(agent.group("rest"))

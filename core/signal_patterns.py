@@ -48,7 +48,7 @@ LEADIN_WORDS = (
     r"hey|hi|hello|oh|ah|hmm+|um+|uh|so|and|also|plus|but|btw|by\s+the\s+way|fyi|"
     r"one\s+more\s+thing|another\s+thing|just|please|pls|plz|kindly|actually|honestly|"
     r"in\s+general|generally|as\s+a\s+(?:general\s+)?rule|for\s+the\s+record|"
-    r"just\s+so\s+you\s+know|ps|p\.s\.?"
+    r"just\s+so\s+you\s+know|as\s+you\s+(?:can\s+)?see|ps|p\.s\.?"
 )
 
 # Labels that are lead-ins only when punctuated: "Note: never ...", "Rule - always ...".
@@ -79,7 +79,7 @@ REQUEST_LEADIN = re.compile(
     r"make\s+sure\s+(?:that\s+)?(?:you\s+|we\s+)?(?:to\s+)?(?=always|never|don|do\s+not)|"
     r"be\s+sure\s+to(?=\s+(?:always|never))|try\s+to(?=\s+(?:always|never))|"
     r"remember\s+to(?=\s+(?:always|never))|i\s+think|i\s+guess|i\s+believe|"
-    r"i\s+feel\s+like|let'?s|let\s+us)\b\s*,?\s*",
+    r"i\s+feel\s+like|let'?s(?!\s+not\b)|let\s+us(?!\s+not\b))\b\s*,?\s*",
     re.I,
 )
 
@@ -352,9 +352,44 @@ CONTEXT_FACTS = (
         r"(?:in|under|inside|against|on|with|at|into)\s+\S",
         re.I,
     ),
-    # "Jotai for atomic state management": a name and its role.
-    re.compile(r"^" + NAME + r"(?:\s+" + NAME + r")?\s+for\s+[a-z][\w -]{3,60}$"),
+    # Facts offered as information in a prompt (issue 35), each naming what it is about:
+    # "This is my Stationpedia app that is built for the game Stationeers", "This is the GitHub
+    # repo for my AI file organization app", "It's serving services including Jellyfin".
+    re.compile(
+        r"^(?:this|it)(?:'s|\s+is)\s+(?:(?:my|our|the|a|an)\s+(?:[\w.+#'-]+\s+){0,5}?"
+        r"(?:" + PROJECT_NOUN + r"|webserver|mod|game|plugin|theme|bot|website|fork|workspace)s?"
+        r"|(?:serving|hosting|running|built\s+(?:for|with|on)|written\s+in|deployed\s+(?:to|on)"
+        r"|hosted\s+on))\b(?=.*\s(?-i:" + NAME + r"))",
+        re.I,
+    ),
+    # "It's serving a number of services including jellyfin, jellyseerr, ampache": what it runs.
+    re.compile(
+        r"^(?:it|this|the\s+\w+)(?:'s|\s+is)\s+(?:serving|hosting|running)\b.{0,60}?"
+        r"\b(?:including|such\s+as)\s+[\w.-]+,\s",
+        re.I,
+    ),
+    # "im using digital ocean", "We're on Postgres 16", "I'm developing on LocalWP".
+    re.compile(
+        r"^(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:currently\s+|also\s+)?(?:using|on|running"
+        r"|hosting\s+(?:on|with)|deploying\s+(?:to|on)|developing\s+(?:on|with|in)"
+        r"|building\s+(?:with|on))\s+(?!(?:it|this|that|them|these|those|a\s+\w+\s+(?:issue"
+        r"|problem|error|bug))\b)\S",
+        re.I,
+    ),
+    # ".NET SDK installed", "Docker and Node 20 are already installed".
+    re.compile(
+        r"^\.?" + NAME + r"(?:\s+(?:and\s+)?" + NAME + r"){0,3}\s+(?:is\s+|are\s+)?"
+        r"(?:already\s+)?(?:installed|downloaded|set\s+up|configured)\b",
+    ),
+    # "I have two repos: one for the Mac version and one for the Windows version".
+    re.compile(
+        r"^(?:i|we)\s+have\s+(?:\w+\s+){0,3}(?:repos|repositories|projects|apps|servers"
+        r"|environments|deployments)\b(?=.*\s(?-i:" + NAME + r"))",
+        re.I,
+    ),
 )
+# "Jotai for atomic state management": a name and its role (no subject: a task's text has them).
+NAME_FOR_ROLE = re.compile(r"^" + NAME + r"(?:\s+" + NAME + r")?\s+for\s+[a-z][\w -]{3,60}$")
 
 # "Branch names must start with claude/", "Every pull request MUST have 100% coverage".
 POSITIVE_MODAL = re.compile(

@@ -70,7 +70,7 @@ from .lexicon import (
     TASK_VERBS,
     normalise,
 )
-from .signal_context import context_kind
+from .signal_context import context_kind, stated_fact
 from .signal_context import first_word as _first_word
 from .signal_context import has_content as _has_content
 from .signal_patterns import (
@@ -230,13 +230,16 @@ def _clauses(sentence: str) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
+_LEADING_MARKS = re.compile(r"^(?:[ ,;:!\u2014\u2013-]|\.(?![A-Za-z0-9]))+")
+
+
 def _strip_leadins(clause: str) -> str:
     previous = None
     while previous != clause:
         previous = clause
         clause = LEADIN.sub("", clause, count=1)
         clause = REQUEST_LEADIN.sub("", clause, count=1)
-        clause = clause.lstrip(" ,.;:!\u2014\u2013-")
+        clause = _LEADING_MARKS.sub("", clause)  # not the dot of ".NET", ".env"
     return clause
 
 
@@ -626,8 +629,8 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
             found = (_with_label(label.group("label"), inner[0]), inner[1], inner[2])
         elif (BARE_VALUES.match(rest) or NUMBER_VALUE.match(rest)) and _has_content(rest):
             found = clause, CONFIDENCE_CONTEXT, "fact"  # "Package manager: pnpm"
-    if found is None and not label:
-        found = _context_fact(clause)
+    if found is None and (not label or stated_fact(clause)):
+        found = _context_fact(clause)  # "I have two repos: one for the Mac build and …"
     if found is None or NO_NEED.match(clause):
         return None  # "No need to run it manually": nothing asked
     if found[1] == CONFIDENCE_CONTEXT and NOT_ALTERNATIVE.search(clause):
@@ -637,6 +640,15 @@ def _match_rule(clause: str, *, allow_time: bool = False) -> _Found | None:
     if FUTURE_HEDGE.match(clause) or IN_PROGRESS.search(clause):
         return None  # "we can always add caching later", "X is throwing a 500 instead of a 404"
     return found
+
+
+def _offered_fact(clause: str, found: _Found) -> bool:
+    """A plain fact offered as information inside a request for work ("This is my Stationpedia
+    app, built for the game Stationeers. Please gather context …"): it outlasts the task, so
+    the request does not scope it (the prompt door proposes it: core/durable.py). A labelled
+    role ("Jest for tests"), a labelled value ("Fields: email, password") stay part of the
+    task they specify."""
+    return found[1] == CONFIDENCE_CONTEXT and stated_fact(_strip_leadins(clause).rstrip(" .!"))
 
 
 def _is_task_request(clause: str) -> bool:
@@ -744,7 +756,7 @@ def detect_signals(user_message: str, assistant_response: str = "") -> list[Dete
         fact_text, confidence, kind = match
         if confidence == CONFIDENCE_CONTEXT and (clause in reference or after_prohibition):
             continue  # a reference entry's description; the alternative a prohibition names
-        if task and confidence < CONFIDENCE_ALWAYS:
+        if task and confidence < CONFIDENCE_ALWAYS and not _offered_fact(clause, match):
             continue  # "implement X; do not change the storage format": part of the task
         if DANGLING_PRONOUN.search(fact_text):
             fact_text = _resolve_pronoun(fact_text, previous) or ""

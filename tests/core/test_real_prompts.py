@@ -14,6 +14,8 @@ from bench.prompts import PromptScore, score_prompts
 DEV_ORDINARY_LEAVING_MAX = 0.01
 DEV_SERVED_PRECISION = 0.8  # 5/6 now; 5/9 before the pasted-log and product-look fixes
 DEV_RULES_CAPTURED = 0.35
+DEV_RULES_SERVED = 0.35  # 6/16 now ("let's not use X" is a prohibition); 5/16 before
+DEV_FACTS_CAPTURED = 0.15  # 9/52 now (facts offered inside a request); 1/52 before
 
 
 def _score(split: str) -> PromptScore:
@@ -28,6 +30,8 @@ def test_dev_prompts_hold_their_scores() -> None:
     assert score.ordinary_leaving / score.ordinary <= DEV_ORDINARY_LEAVING_MAX, score.wrong[:5]
     assert score.served_right / max(score.served, 1) >= DEV_SERVED_PRECISION, score.wrong[:5]
     assert score.rules_captured / score.rules >= DEV_RULES_CAPTURED, score.missed[:5]
+    assert score.rules_served / score.rules >= DEV_RULES_SERVED, score.missed[:5]
+    assert score.facts_captured / score.facts >= DEV_FACTS_CAPTURED, score.missed[:5]
 
 
 def test_val_prompts_are_reported() -> None:

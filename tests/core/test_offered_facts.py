@@ -1,0 +1,70 @@
+"""Facts offered as information inside a request for work (issue 35, durable facts captured):
+"This is my Stationpedia app, built for the game Stationeers. Please gather context …". The
+request once scoped every plain statement of its message to the task, so the project's stack,
+host and purpose were never kept. Now such a statement, with a subject and a name of its own,
+is proposed (kept, shown in review, not served); a bare name and its role, a labelled value
+and anything said in a bug report still belong to the task. Real ``Memory``, real rules; the
+wordings are this project's, of the shapes the labelled dev prompts show."""
+
+from __future__ import annotations
+
+import pytest
+
+from maestro_memory.core.memory import Memory
+from maestro_memory.core.signals import detect_signals
+
+DAY = "2026-12-04"
+
+
+def _kept(prompt: str) -> list[tuple[str, str, float]]:
+    m = Memory.load({}, today=DAY)
+    m.detect_semantic_signals(prompt)
+    return [(e.text, e.state, e.confidence) for e in m.semantic_entries()]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "fragment"),
+    [
+        (
+            "This is my Tidewatch app that is built for the game Seafarers. Please read the"
+            " changelog and add a button that opens the planner.",
+            "built for the game Seafarers",
+        ),
+        (
+            "this is my home server. It's serving a few services including gitea, miniflux,"
+            " navidrome, and more. Can you help me find why one of them redirects?",
+            "including gitea, miniflux",
+        ),
+        ("im using hetzner cloud. Set up the deploy script for the staging box.", "hetzner"),
+        (
+            "As you see, I have two repos: one for the Linux build and one for the Windows"
+            " build. Check which installer goes where.",
+            "one for the Linux build",
+        ),
+        (".NET SDK installed. Build the solution and run the tests.", ".NET SDK installed"),
+    ],
+)
+def test_a_fact_offered_in_a_request_is_proposed_not_served(prompt: str, fragment: str) -> None:
+    kept = _kept(prompt)
+    hits = [k for k in kept if fragment.lower() in k[0].lower()]
+    assert hits, kept
+    assert all(state == "proposed" and conf == 0.5 for _, state, conf in hits), kept
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Add the export page. Jest for tests, Playwright for the browser runs.",  # roles
+        "Add input checks to the form. Fields: email (required), name (required).",  # values
+        "This is my app built with Next.js and it crashes with an error on the login page,"
+        " the build failed twice.",  # a bug report
+    ],
+)
+def test_what_specifies_or_reports_the_task_stays_with_it(prompt: str) -> None:
+    assert _kept(prompt) == []
+
+
+def test_lets_not_is_a_prohibition() -> None:
+    [found] = detect_signals("No, let's not use keyword triggers.")
+    assert (found.fact, found.confidence) == ("Don't use keyword triggers", 0.9)
+    assert detect_signals("let's not worry about that now") == []
