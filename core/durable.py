@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .signal_languages import reads_english
 from .signals import CONFIDENCE_ALWAYS, CONFIDENCE_RULE
 
 __all__ = ["Verdict", "VerdictLevel", "judge", "prompt_shape"]
@@ -136,6 +137,8 @@ def judge(statement: str, confidence: float, own: str) -> Verdict:
         return Verdict("refused", "an order for the current task")
     if words > STATEMENT_MAX_WORDS:
         return Verdict("refused", f"a {words}-word sentence: part of a specification")
+    if not reads_english(statement):
+        return Verdict("proposal", "not in English: the door cannot read its scope; to confirm")
     shape = prompt_shape(own)
     if confidence < CONFIDENCE_RULE:
         if shape == "a bug report":

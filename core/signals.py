@@ -73,6 +73,7 @@ from .lexicon import (
 from .signal_context import context_kind, stated_fact
 from .signal_context import first_word as _first_word
 from .signal_context import has_content as _has_content
+from .signal_languages import foreign_rules
 from .signal_patterns import (
     ABBREVIATIONS,
     ADVERBIAL,
@@ -767,4 +768,9 @@ def detect_signals(user_message: str, assistant_response: str = "") -> list[Dete
             continue
         seen.add(key)
         found.append(DetectedSignal(fact, _categorise(fact, kind), confidence))
+    for sentence, confidence in foreign_rules(masked):  # another language: the operators only
+        fact = _unmask(sentence, kept).strip()
+        if fact and fact.lower() not in seen and not any(f.fact in fact for f in found):
+            seen.add(fact.lower())
+            found.append(DetectedSignal(fact, _categorise(fact, "rule"), confidence))
     return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from maestro_memory.core.memory import Memory
+from maestro_memory.core.signal_languages import foreign_rules
 from maestro_memory.core.signals import detect_signals
 
 DAY = "2026-12-04"
@@ -68,3 +69,44 @@ def test_lets_not_is_a_prohibition() -> None:
     [found] = detect_signals("No, let's not use keyword triggers.")
     assert (found.fact, found.confidence) == ("Don't use keyword triggers", 0.9)
     assert detect_signals("let's not worry about that now") == []
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "confidence"),
+    [
+        (
+            "Crea la estructura del proyecto. Usa siempre pnpm para instalar.",
+            "Usa siempre pnpm para instalar",
+            1.0,
+        ),
+        (
+            "Implementa la fase 2. Lembre de usar soluções de código aberto.",
+            "Lembre de usar soluções de código aberto",
+            1.0,
+        ),
+        ("Da ora in poi scrivi i commenti in inglese.", "Da ora in poi scrivi i commenti", 1.0),
+        ("Utilise Tailwind au lieu de Bootstrap.", "Utilise Tailwind au lieu de Bootstrap", 0.9),
+        ("使用主题色\uff0c而不是设置一个灰色颜色", "使用主题色\uff0c而不是设置一个灰色颜色", 0.9),
+        ("Никогда не меняй файл миграций вручную.", "Никогда не меняй файл миграций", 1.0),
+    ],
+)
+def test_a_rule_in_another_language_is_proposed_in_the_persons_words(
+    prompt: str, sentence: str, confidence: float
+) -> None:
+    # The door reads scope and task in English only: such a rule is kept, never served at once.
+    kept = _kept(prompt)
+    assert [(state, conf) for text, state, conf in kept if sentence in text] == [
+        ("proposed", confidence)
+    ], kept
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "¿Por qué siempre falla el build?",  # a question
+        "Always run the tests before you commit.",  # English: the English door's
+        "Arregla el botón de inicio de sesión.",  # no operator: a task
+    ],
+)
+def test_questions_english_and_plain_tasks_are_not_read_as_foreign_rules(prompt: str) -> None:
+    assert foreign_rules(prompt) == []

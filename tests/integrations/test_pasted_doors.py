@@ -165,18 +165,31 @@ def test_the_session_note_quotes_the_person_not_the_paste(
     assert "deploy.sh" in note and "MEMORY.md" not in note, note
 
 
-OFFERED = (
-    "This is my Tidewatch app that is built for the game Seafarers. Please read the changelog"
-    " and add a button that opens the planner."
-)
+# Issue 35: the project's purpose said while asking for work, and a rule said in another
+# language, are kept as proposals (in review, not served); the request itself leaves nothing.
+OFFERED = {
+    "fact": (
+        "This is my Tidewatch app that is built for the game Seafarers. Please read the"
+        " changelog and add a button that opens the planner.",
+        "This is my Tidewatch app that is built for the game Seafarers",
+    ),
+    "polish": (
+        "Przygotuj plan fazy 3. Pamiętaj, aby zawsze pisać testy przed kodem.",
+        "Pamiętaj, aby zawsze pisać testy przed kodem",
+    ),
+}
 
 
+@pytest.mark.parametrize("case", sorted(OFFERED))
 @pytest.mark.parametrize("with_daemon", [False, True], ids=["direct", "daemon"])
-def test_a_fact_offered_in_a_request_is_proposed_through_the_prompt_hook(
-    request: pytest.FixtureRequest, maestro_home: Path, project: Path, with_daemon: bool
+def test_a_statement_to_confirm_is_proposed_through_the_prompt_hook(
+    request: pytest.FixtureRequest,
+    maestro_home: Path,
+    project: Path,
+    with_daemon: bool,
+    case: str,
 ) -> None:
-    # Issue 35: the project's purpose, said while asking for work, is kept as a proposal (in
-    # review, not served); the request itself leaves nothing.
+    prompt, kept = OFFERED[case]
     (project / ".maestro").mkdir()
     if with_daemon:
         request.getfixturevalue("daemon").register(project)
@@ -184,14 +197,12 @@ def test_a_fact_offered_in_a_request_is_proposed_through_the_prompt_hook(
         "session_id": "sess-offered",
         "cwd": str(project),
         "hook_event_name": "UserPromptSubmit",
-        "prompt": OFFERED,
+        "prompt": prompt,
     }
     proc = hook("claude", "user-prompt", payload)
     if not hook_saved(maestro_home, proc):
         pytest.skip("the hook's own deadline ended it under load (fail-open, logged)")
     entries = MemoryStore(project).semantic_entries()
-    assert [(e.text, e.state) for e in entries] == [
-        ("This is my Tidewatch app that is built for the game Seafarers", "proposed")
-    ]
+    assert [(e.text, e.state) for e in entries] == [(kept, "proposed")]
     context = MemoryStore(project).build_context()
-    assert "Seafarers" not in context  # proposed: kept, not served
+    assert kept not in context  # proposed: kept, not served
