@@ -50,6 +50,10 @@ a ``Piece`` with its kind and line count); ``Split.summary()`` names them for a 
   names the person's own rules or is one (``here are my rules:``, ``here's what I want:``,
   ``always check:``), or starts with ``when``/``for``/``before`` … (``For the README:``), and a
   bare label (``Commit messages:``, ``Docs:``) present nothing;
+* **an agent's answer** pasted back: two narrations of an agent's work among the person's
+  lines, one only an agent says ("Let me implement this:", "I'll first read …", "Would you
+  like me to proceed?"; a person may say "I need to update …" or "Looking at the logs"): from
+  the paragraph of the first to the end, less the last paragraphs that turn back to the agent;
 * **quoted text** that is the object of a request or someone else's words: ``"…"``/``'…'`` of
   three words or more right after ``translate``/``rewrite``/``summarise``/``review``/
   ``explain``/``proofread`` …, after ``says``/``wrote``/``suggests`` …, or followed by ``is this
@@ -85,6 +89,7 @@ _KIND_NAMES = {
     "markup": "markup",
     "text": "a text",
     "quoted": "quoted text",
+    "answer": "an agent's answer",
 }
 
 
@@ -588,6 +593,27 @@ def _intros(t: _Lines) -> list[tuple[int, str]]:
     return tails
 
 
+def _agent_answer(t: _Lines) -> None:
+    """An agent's answer pasted back, when the person's lines narrate an agent's work twice,
+    once at least as only an agent does: from the paragraph of the first narration to the end
+    of the text, less the last paragraphs when they turn back to the agent."""
+    found = []  # (line, narrations only an agent says, narrations a person may say too)
+    for i, line in enumerate(t.lines):
+        if t.kind[i] is None:
+            strong, weak = pat.AGENT_STRONG.findall(line), pat.AGENT_WEAK.findall(line)
+            if strong or weak:
+                found.append((i, len(strong), len(weak)))
+    if sum(s + w for _, s, w in found) < 2 or not any(s for _, s, _ in found):
+        return
+    start = found[0][0]
+    while start > 0 and not t.blank(start - 1):
+        start -= 1
+    end = max(_give_back_trailing(t, start, len(t.lines)), found[-1][0] + 1)
+    for j in range(start, end):
+        if t.kind[j] is None:
+            t.kind[j] = "answer"
+
+
 def _ends_sentence(head: str) -> bool:
     return bool(re.search(r"[.!?]\s", head))
 
@@ -668,6 +694,7 @@ def split_shown(text: str) -> Split:
     text = _strip_wrappers(text.replace("\r\n", "\n").replace("\r", "\n"), pieces)
     t = _Lines(text)
     _scan(t)
+    _agent_answer(t)
     tails = _intros(t)
     line_pieces: list[Piece] = []
     own_lines: list[str] = []

@@ -264,3 +264,28 @@ RELAYED_INTRO = re.compile(
     r"|someone|client)\b.{0,40}\b(?:wrote|sent|says|said|shared|gave me))\b",
     re.I,
 )
+
+# An agent's answer pasted back (issue 35: "whose words"): the coding agent narrating its own
+# work. Strong: only an agent says it of itself ("Let me implement this:", "Would you like me
+# to proceed"); weak: a person may say it too ("I need to update", "Looking at the file").
+_WORK = (
+    r"(?:check|implement|look|run|execute|examine|read|search|create|update|fix|verify|start"
+    r"|review|analy[sz]e|modify|add|write|open|test|find|inspect|proceed|investigate|provide"
+    r"|mark|go\s+ahead|help)"
+)
+AGENT_STRONG = re.compile(
+    r"(?:^|[.!:]\s+)(?:let me (?:now |first |also )?" + _WORK + r"\b"
+    r"|i(?:'ll| will) (?:now |first |also )?" + _WORK + r"\b"
+    r"|would you like me to\b|i(?:'ve| have) (?:now )?(?:updated|implemented|created|fixed"
+    r"|added|modified|made the following|completed)\b)",
+    re.I,
+)
+AGENT_WEAK = re.compile(
+    r"(?:^|[.!:]\s+)(?:(?:now |first, )?i need to "
+    + _WORK
+    + r"\b|i should (?:now |first )?"
+    + _WORK
+    + r"\b|i can see (?:that|there)\b|looking at (?:the )?(?:[\w.`/-]+ ){0,2}(?:file|code"
+    r"|output|error|logs?)\b|looking at `?[\w/-]+\.\w+\b|after running this\b)",
+    re.I,
+)

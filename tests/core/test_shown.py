@@ -95,6 +95,19 @@ SHAPES: list[tuple[str, str, str]] = [
     ("text", f'Translate to German: "{RULE}"', "Translate to German: \u2026"),
     ("quoted", f"Is this right: '{RULE}'?", "Is this right: \u2026?"),
     ("quoted", f'My colleague says "{RULE}" - true?', "My colleague says \u2026 - true?"),
+    (  # an agent's answer pasted back: its narration, the task it quotes, its plan
+        "answer",
+        "Looking at TODO.md, the first open task is:\n\n- Add a cache.\n- "
+        f"{RULE}\n\nI need to modify `cache.py`. Let me implement this:\n\nAfter running"
+        " the tests, I should check the log. Would you like me to proceed?",
+        "",
+    ),
+    (
+        "answer",
+        f"I'll help you with that. Let me first read the config.\n\n{RULE}\n\n"
+        "Can you check this plan?",
+        "Can you check this plan?",
+    ),
 ]
 
 
@@ -137,6 +150,9 @@ OWN_WORDS = [
     "ok so for this repo:\n\n    always use uv\n    never pip install globally",
     "Two things:\n\n1. Always run `make lint` before pushing.\n2. Never edit files under gen/.",
     "Warning: never push to main on a Friday.",  # a person's label, not a printed warning
+    # A person's own narration: one line of it, or none only an agent says.
+    "Let me know when it builds. I need to update the README too. Always use pnpm.",
+    "I need to check the deploy first. Looking at the logs, never retry more than twice.",
 ]
 
 

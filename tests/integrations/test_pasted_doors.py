@@ -206,3 +206,21 @@ def test_a_statement_to_confirm_is_proposed_through_the_prompt_hook(
     assert [(e.text, e.state) for e in entries] == [(kept, "proposed")]
     context = MemoryStore(project).build_context()
     assert kept not in context  # proposed: kept, not served
+
+
+ANSWER = (
+    "Looking at TODO.md, the first open task is:\n\n- Add a cache.\n- Never run the linter.\n\n"
+    "I need to modify `cache.py`. Let me implement this:\n\nWould you like me to proceed?\n\n"
+    "Also, always run the tests before committing."  # the person turns back to the agent
+)
+
+
+def test_an_agents_answer_pasted_back_leaves_only_the_persons_rule(
+    maestro_home: Path, project: Path
+) -> None:
+    (project / ".maestro").mkdir()
+    proc = run_cli(["detect", "--user", ANSWER, "--json"], cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    signals = json.loads(proc.stdout)["result"]["signals"]
+    assert [s["fact"] for s in signals] == ["Always run the tests before committing"]
+    assert not any("linter" in t for t in semantic_texts(project))
