@@ -19,18 +19,22 @@ a ``Piece`` with its kind and line count); ``Split.summary()`` names them for a 
   only markup (``<p>Always …</p>``, ``<!-- … -->``);
 * **code**: fenced blocks (```` ``` ````, ``~~~``; unterminated to the end), indented blocks
   holding code (4 spaces or a tab after a blank line; list items and indented prose excepted),
-  comment lines (``//``, ``/*``), runs of two or more lines with code's shapes (a call ending
-  the line, a brace, ``def f(``, ``const x =`` …; ``pnpm (not npm)`` is prose);
+  comment lines (``//``, ``/*``), ``#`` comment lines over commands with flags (a script, a
+  tool's documentation: ``# Voice input`` / ``aider --voice``), runs of two or more lines
+  with code's shapes (a call ending the line, a brace, ``def f(``, ``const x =`` …; ``pnpm
+  (not npm)`` is prose);
 * **a quote**: block-quote lines (``>``);
 * **a diff**: ``diff --git`` / ``---``+``+++`` headers and hunks (``@@ -a,b +c,d @@``, read
   for as many lines as the header counts);
 * **a stack trace**: Python tracebacks, Java/JavaScript ``at …`` frames with their exception
   line, Go panics, Rust panics;
 * **a log**: lines opening with a timestamp, an upper-case level (``ERROR``, ``[WARN]``), a
-  tool's marker (``npm ERR!``, ``::error``, ``error[E0308]:``, ``FAILED``), Python's logging
-  and warnings formats (``mcp.server - INFO - …``, ``WARNING:root:…``, ``DeprecationWarning:
-  …``), with their continuation lines; lower-case ``error:``/``warning:`` lines only two or
-  more together;
+  tool's marker (``npm ERR!``, ``::error``, ``error[E0308]:``, ``FAILED``, ``[plugin:vite]``),
+  Python's logging and warnings formats (``mcp.server - INFO - …``, ``WARNING:root:…``,
+  ``DeprecationWarning: …``), an exception's line (``IntegrityError at /x/``, ``TypeError:
+  …``), a bare location (``src/App.vue:3:14``) or a debug page's tab-separated fields, with
+  their continuation lines and up to two lines between two of them; lower-case
+  ``error:``/``warning:`` lines only two or more together;
 * **terminal output**: a shell or REPL prompt line (``$ cmd``, ``user@host:~$``, ``>>>``,
   ``PS C:\\>``) and the output under it up to a blank line;
 * **an email**: from ``-----Original Message-----``, ``---------- Forwarded message``,
@@ -432,12 +436,25 @@ def _scan(t: _Lines) -> None:
         if pat.COMMENT_LINE.match(line):
             i = t.mark(i, _code_end(t, i, allow_single=True), "code")
             continue
+        if pat.HASH_COMMENT.match(line) and _script_line(t, i + 1):
+            j = i + 1  # "# Start it in watch mode" / "aider --watch-files": a script's lines
+            while j < n and (_script_line(t, j) or (t.blank(j) and _script_line(t, j + 1))):
+                j += 1
+            i = t.mark(i, j, "code")
+            continue
         if pat.CODE_LINE.match(line) and not pat.BULLET.match(line):
             j = _code_end(t, i, allow_single=False)
             if j - i >= 2:
                 i = t.mark(i, j, "code")
                 continue
         i += 1
+
+
+def _script_line(t: _Lines, j: int) -> bool:
+    """Line ``j`` is a ``#`` comment or a command with a flag."""
+    return j < len(t.lines) and bool(
+        pat.HASH_COMMENT.match(t.lines[j]) or pat.COMMAND_LINE.match(t.lines[j])
+    )
 
 
 def _comment(line: str) -> bool:
@@ -531,6 +548,18 @@ def _diff_end(t: _Lines, i: int) -> int:
     return max(j, i + 1)
 
 
+def _between_log_lines(t: _Lines, j: int) -> bool:
+    """Line ``j`` and at most one more, not blank, stand before a log line: the log goes on
+    ("Exception Value:" / "NOT NULL constraint failed: …" / "Exception Location:<TAB>…")."""
+    n = len(t.lines)
+    for k in (j + 1, j + 2):
+        if k >= n or t.blank(k - 1):
+            return False
+        if pat.LEVEL.match(t.lines[k]):
+            return True
+    return False
+
+
 def _log_end(t: _Lines, i: int) -> int:
     lines, n = t.lines, len(t.lines)
     j = i + 1
@@ -541,6 +570,7 @@ def _log_end(t: _Lines, i: int) -> int:
             or pat.LEVEL.match(line)
             or pat.SOFT_LEVEL.match(line)
             or (not t.blank(j) and (pat.LOG_CONTINUATION.match(line) or pat.FRAME.match(line)))
+            or _between_log_lines(t, j)
             or (
                 t.blank(j)
                 and j + 1 < n

@@ -70,6 +70,11 @@ LEVEL = re.compile(
     r"|^[\w.]+ - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "
     r"|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
     r"|^\S+\.py:\d+: \w*(?:Warning|Error):|^(?:Warning: )?(?:\w+\.)*\w+Warning: "
+    # An exception's line ("IntegrityError at /unit/create/", "TypeError: x is undefined"), a
+    # tool's namespaced tag ("[plugin:vite:vue] …"), a bare location ("src/App.vue:3:14"), a
+    # debug page's tab-separated fields ("Request Method:<TAB>POST").
+    r"|^(?:\w+\.)*[A-Z][a-z]\w*(?:Error|Exception)(?::\s|\s+at\s+/)"
+    r"|^\[[\w.-]+(?::[\w.-]+)+\]\s|^\S+\.\w{1,5}:\d+:\d+\s*$|^[A-Z][\w ]{1,30}:\t"
 )
 # Alone, these could be a person's own label ("WARNING: never …"): a log only two or more together.
 WEAK_LEVEL = re.compile(
@@ -84,6 +89,9 @@ PROMPT = re.compile(
     r"|^\s*(?:\([\w.-]+\)\s+)?[\w.-]+@[\w.-]+[^\n$#%]{0,60}[$#%](?:\s|$)|^\s*C:\\[^>\n]{0,80}>"
     r"|^\s*\([\w.-]+\)\s+[^\n]{0,60}?[$#%]\s"
 )
+# A command with a flag ("aider --watch-files", "npm run build -- --watch"): after a "# …"
+# comment line, a script's or a tool's documentation, not a person's heading.
+COMMAND_LINE = re.compile(r"^\s*[a-z][\w.-]*(?:\s+[\w./:@=-]+)*?\s+--?[a-z][\w-]*")
 SHELL_HASH = re.compile(r"^\s*#\s+(?:sudo|cd|ls|git|apt|yum|cat|echo|make|pip|npm|docker)\b")
 
 EMAIL_MARK = re.compile(

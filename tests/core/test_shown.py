@@ -95,6 +95,19 @@ SHAPES: list[tuple[str, str, str]] = [
     ("text", f'Translate to German: "{RULE}"', "Translate to German: \u2026"),
     ("quoted", f"Is this right: '{RULE}'?", "Is this right: \u2026?"),
     ("quoted", f'My colleague says "{RULE}" - true?', "My colleague says \u2026 - true?"),
+    (  # a debug page: the exception, its value on a line of its own, tab-separated fields
+        "log",
+        f"IntegrityError at /unit/create/\n{RULE}\nRequest Method:\tPOST\nDjango Version:\t4.2"
+        "\n\nWhy?",
+        "Why?",
+    ),
+    ("log", f"[plugin:vite:vue] x failed.\n{RULE}\nsrc/App.vue:3:14\n\nWhy?", "Why?"),
+    ("log", f"TypeError: {RULE}\n\nWhy?", "Why?"),
+    (  # a tool's documentation: comment lines over commands with flags
+        "code",
+        f"Examples:\n\n# {RULE}\naider --watch-files\n\n# Voice input\naider --voice\n\nOk?",
+        "Examples:\n\nOk?",
+    ),
     (  # an agent's answer pasted back: its narration, the task it quotes, its plan
         "answer",
         "Looking at TODO.md, the first open task is:\n\n- Add a cache.\n- "
@@ -150,6 +163,7 @@ OWN_WORDS = [
     "ok so for this repo:\n\n    always use uv\n    never pip install globally",
     "Two things:\n\n1. Always run `make lint` before pushing.\n2. Never edit files under gen/.",
     "Warning: never push to main on a Friday.",  # a person's label, not a printed warning
+    "# Deploy\nRun `make deploy` after the tests pass.",  # a heading, then the person's rule
     # A person's own narration: one line of it, or none only an agent says.
     "Let me know when it builds. I need to update the README too. Always use pnpm.",
     "I need to check the deploy first. Looking at the logs, never retry more than twice.",
