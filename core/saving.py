@@ -132,18 +132,14 @@ def _save_semantic(
         tomb_block.dirty = True
         memory.touch("archive")
 
-    same = doc.category_entries(cat)
-    pairs = [(b.id, b.text) for b in same]
+    read_at = memory.generation
+    same, pairs, open_pairs = memory.categories.of(doc, read_at, cat)
     # Only the entries that may relate reach classify (same verdict: see core/related.py).
     related = may_relate(text, pairs)
     verdict = classify(text, related)
     if verdict.action in ("replaced", "linked") and verdict.target in held:
         verdict = classify(text, [pair for pair in related if pair[0] not in held])
-    open_links = [
-        pair
-        for b, pair in zip(same, pairs, strict=True)
-        if "sup" not in b.meta and b.id not in held
-    ]
+    open_links = [pair for pair in open_pairs if pair[0] not in held] if held else open_pairs
     same_as, near = by_meaning(text, open_links) if verdict.action == "added" else (None, None)
     if same_as is not None:  # one slot by meaning, one choice by the frame: the same rule
         why = f"the same choice in other words (meaning {same_as[1]:.2f})"
@@ -231,6 +227,8 @@ def _save_semantic(
     insert_entry(doc, heading, new, top=False)
     memory.reached("semantic", new)
     memory.touch("semantic")
+    if linked is None:  # only the new entry changed (the tombstone is archive.md's)
+        memory.categories.appended(doc, cat, new, read_at, memory.generation)
     return SaveResult(
         action="added",
         entry=memory.entry(new, "semantic"),

@@ -32,6 +32,7 @@ from .markdown import (
 )
 from .model import (
     EPISODIC_CAP,
+    HEADING_CATEGORIES,
     Entry,
     InputError,
     NotFoundError,
@@ -217,6 +218,51 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
+Pair = tuple[str, str]  # (entry id, text)
+
+
+class CategoryLists:
+    """What a save compares a new fact with, per semantic category, in file order: the entry
+    blocks, their ``(id, text)`` pairs, and the pairs of those no newer rule is marked as maybe
+    replacing (no ``sup``). Kept while the memory's ``generation`` is the one they were read
+    at: every change of an entry's id, text, place, removal or ``sup`` mark touches the memory
+    (``tests/core/test_category_lists.py``). A save that only added an entry after the last of
+    its category appends it (``appended``) instead of a walk over the file (issue 36)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[int, Document, list[EntryBlock], list[Pair], list[Pair]]] = {}
+
+    def of(
+        self, doc: Document, generation: int, category: str
+    ) -> tuple[list[EntryBlock], list[Pair], list[Pair]]:
+        """The blocks, pairs and open pairs of ``category`` in ``doc`` (not to be changed)."""
+        kept = self._kept.get(category)
+        if kept is not None and kept[0] == generation and kept[1] is doc:
+            return kept[2], kept[3], kept[4]
+        blocks = doc.category_entries(category)
+        pairs = [(b.id, b.text) for b in blocks]
+        open_pairs = [p for b, p in zip(blocks, pairs, strict=True) if "sup" not in b.meta]
+        self._kept[category] = (generation, doc, blocks, pairs, open_pairs)
+        return blocks, pairs, open_pairs
+
+    def appended(
+        self, doc: Document, category: str, block: EntryBlock, read: int, now: int
+    ) -> None:
+        """``block`` (no ``sup``) was just placed after the last entry of the one section of
+        ``category``, and nothing else changed since the lists were read at ``read``: they
+        hold at ``now`` with it at their end. Anything else: read again next time."""
+        kept = self._kept.pop(category, None)
+        if kept is None or kept[0] != read or kept[1] is not doc or "sup" in block.meta:
+            return
+        if sum(1 for s in doc.sections if HEADING_CATEGORIES.get(s.key) == category) != 1:
+            return  # a second section of the category follows: not at the end of the lists
+        _, _, blocks, pairs, open_pairs = kept
+        blocks.append(block)
+        pairs.append((block.id, block.text))
+        open_pairs.append(pairs[-1])
+        self._kept[category] = (now, doc, blocks, pairs, open_pairs)
+
+
 class MemoryState:
     """The three documents, the sidecar ledger, the day and the settings of one project.
 
@@ -254,6 +300,7 @@ class MemoryState:
         # The values the last view read from each block (``_entries``): reused while the block
         # is the same object with the same lines, clean, under the same evidence findings.
         self._seen: dict[str, dict[int, tuple[EntryBlock, list[str], object, Entry]]] = {}
+        self.categories = CategoryLists()  # a save's lists of its category (see there)
         for b in semantic.entries():
             if not b.meta:  # no mm comment at all: a line a person typed
                 b.meta["by"] = "hand"  # kept when the line is first rewritten
