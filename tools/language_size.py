@@ -30,6 +30,7 @@ LANGUAGE = (
     "core/signals.py",
     "core/signal_patterns.py",
     "core/signal_context.py",
+    "core/signal_languages.py",
 )
 _RE_SITE = re.compile(r"\bre\.(?:compile|search|match|fullmatch|sub|subn|split|findall|finditer)\(")
 
