@@ -652,6 +652,27 @@ def _offered_fact(clause: str, found: _Found) -> bool:
     return found[1] == CONFIDENCE_CONTEXT and stated_fact(_strip_leadins(clause).rstrip(" .!"))
 
 
+_REASON = re.compile(r"^(?:it|this|that|they|because|since)\s+\w+", re.IGNORECASE)
+_TROUBLE = re.compile(r"\b(?:error|fail\w*|broken|crash\w*|bug|wrong|doesn'?t|isn'?t|not)\b", re.I)
+REASON_MAX_WORDS = 10
+
+
+def _reason(clause: str) -> str | None:
+    """The short sentence after a rule that says why ("Don't build the project. It builds in
+    CI."): kept with the rule, which is then served with its reason; None when ``clause`` is
+    a rule of its own, a question, a report of trouble or longer than ``REASON_MAX_WORDS``."""
+    text = _strip_leadins(clause).strip().rstrip(" .!")
+    if (
+        not _REASON.match(text)
+        or len(text.split()) > REASON_MAX_WORDS
+        or _is_question(clause)
+        or _TROUBLE.search(text)
+        or _match_rule(text) is not None
+    ):
+        return None
+    return text[0].lower() + text[1:]  # "It", "Because": a word of the rule's sentence now
+
+
 def _is_task_request(clause: str) -> bool:
     """A request for work now ("Fix the TypeScript error …"): it scopes the message's rules."""
     clause = _strip_leadins(clause.strip())
@@ -748,7 +769,7 @@ def detect_signals(user_message: str, assistant_response: str = "") -> list[Dete
     task = any(_is_task_request(clause) for clause in merged)
     previous = ""
     prohibited = False  # the clause before was a prohibition ("Do not use X - write Y")
-    for clause in merged:
+    for index, clause in enumerate(merged):
         match = _match_rule(clause)
         after_prohibition = prohibited
         prohibited = match is not None and PROHIBITION.match(_strip_leadins(clause)) is not None
@@ -761,6 +782,9 @@ def detect_signals(user_message: str, assistant_response: str = "") -> list[Dete
             continue  # "implement X; do not change the storage format": part of the task
         if DANGLING_PRONOUN.search(fact_text):
             fact_text = _resolve_pronoun(fact_text, previous) or ""
+        reason = _reason(merged[index + 1]) if index + 1 < len(merged) else None
+        if reason and fact_text and confidence >= CONFIDENCE_RULE:
+            fact_text = fact_text.rstrip(" .!") + "; " + reason  # "…; it builds in CI"
         previous = clause
         fact = _unmask(_clean_fact(fact_text), kept).strip()
         key = fact.lower()

@@ -3,7 +3,8 @@
 request once scoped every plain statement of its message to the task, so the project's stack,
 host and purpose were never kept. Now such a statement, with a subject and a name of its own,
 is proposed (kept, shown in review, not served); a bare name and its role, a labelled value
-and anything said in a bug report still belong to the task. Real ``Memory``, real rules; the
+and anything said in a bug report still belong to the task. Also here: rules said in another
+language (proposed) and a rule's short reason (kept with it). Real ``Memory``, real rules; the
 wordings are this project's, of the shapes the labelled dev prompts show."""
 
 from __future__ import annotations
@@ -110,3 +111,23 @@ def test_a_rule_in_another_language_is_proposed_in_the_persons_words(
 )
 def test_questions_english_and_plain_tasks_are_not_read_as_foreign_rules(prompt: str) -> None:
     assert foreign_rules(prompt) == []
+
+
+@pytest.mark.parametrize(
+    ("prompt", "facts"),
+    [
+        (
+            "make sure you don't actually build the project. it builds in CI",
+            ["Don't actually build the project; it builds in CI"],
+        ),
+        (
+            "Never use mocks. It makes the tests brittle.",
+            ["Never use mocks; it makes the tests brittle"],
+        ),
+        ("Never push to main. It is broken right now.", ["Never push to main"]),  # trouble
+        ("Always run ruff. Use black too.", ["Always run ruff", "Use black too"]),  # a rule
+        ("Always use pnpm. Is that ok?", ["Always use pnpm"]),  # a question
+    ],
+)
+def test_a_rule_keeps_the_short_reason_said_after_it(prompt: str, facts: list[str]) -> None:
+    assert [s.fact for s in detect_signals(prompt)] == facts
