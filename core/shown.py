@@ -58,6 +58,8 @@ a ``Piece`` with its kind and line count); ``Split.summary()`` names them for a 
   lines, one only an agent says ("Let me implement this:", "I'll first read …", "Would you
   like me to proceed?"; a person may say "I need to update …" or "Looking at the logs"): from
   the paragraph of the first to the end, less the last paragraphs that turn back to the agent;
+* **a comment copied from a forge's page**: from its header ("octocat commented 2 days ago",
+  or "commented" over "1 minute ago") to the end, less the last paragraphs that turn back;
 * **quoted text** that is the object of a request or someone else's words: ``"…"``/``'…'`` of
   three words or more right after ``translate``/``rewrite``/``summarise``/``review``/
   ``explain``/``proofread`` …, after ``says``/``wrote``/``suggests`` …, or followed by ``is this
@@ -94,6 +96,7 @@ _KIND_NAMES = {
     "text": "a text",
     "quoted": "quoted text",
     "answer": "an agent's answer",
+    "comment": "a comment",
 }
 
 
@@ -644,6 +647,26 @@ def _agent_answer(t: _Lines) -> None:
             t.kind[j] = "answer"
 
 
+def _forge_comment(t: _Lines) -> None:
+    """A comment copied from a forge's page: from its header ("commented" and "1 minute ago",
+    on one line or two, the author's name on the line above) to the end, less the last
+    paragraphs when they turn back to the agent."""
+    for i, line in enumerate(t.lines):
+        if t.kind[i] is not None or not pat.COMMENT_HEADER.match(line):
+            continue
+        dated = re.search(r"\bago\s*$", line) or (
+            i + 1 < len(t.lines) and pat.AGO_LINE.match(t.lines[i + 1])
+        )
+        if not dated:
+            continue
+        start = i - 1 if i > 0 and not t.blank(i - 1) and len(t.lines[i - 1].split()) <= 3 else i
+        end = _give_back_trailing(t, start, len(t.lines))
+        for j in range(start, end):
+            if t.kind[j] is None:
+                t.kind[j] = "comment"
+        return
+
+
 def _ends_sentence(head: str) -> bool:
     return bool(re.search(r"[.!?]\s", head))
 
@@ -725,6 +748,7 @@ def split_shown(text: str) -> Split:
     t = _Lines(text)
     _scan(t)
     _agent_answer(t)
+    _forge_comment(t)
     tails = _intros(t)
     line_pieces: list[Piece] = []
     own_lines: list[str] = []

@@ -297,3 +297,14 @@ AGENT_WEAK = re.compile(
     r"|output|error|logs?)\b|looking at `?[\w/-]+\.\w+\b|after running this\b)",
     re.I,
 )
+
+# A comment copied from a forge's page (GitHub, GitLab): "vercel bot" / "commented" / "1 minute
+# ago", or "octocat commented 2 days ago" on one line.
+COMMENT_HEADER = re.compile(
+    r"^\s*(?:[\w.\[\]-]+(?:\s+bot)?\s+)?(?:commented|replied|reviewed)(?:\s+on\s+.{1,40}?)?"
+    r"(?:\s+\d+\s+(?:second|minute|hour|day|week|month|year)s?\s+ago)?\s*$",
+    re.I,
+)
+AGO_LINE = re.compile(
+    r"^\s*(?:\d+|an?)\s+(?:second|minute|hour|day|week|month|year)s?\s+ago\s*$", re.I
+)

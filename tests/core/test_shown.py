@@ -108,6 +108,12 @@ SHAPES: list[tuple[str, str, str]] = [
         f"Examples:\n\n# {RULE}\naider --watch-files\n\n# Voice input\naider --voice\n\nOk?",
         "Examples:\n\nOk?",
     ),
+    (  # a comment copied from a forge's page
+        "comment",
+        f"Look at this:\n\nvercel bot\ncommented\n1 minute ago\n{RULE}\n\nWhat now?",
+        "Look at this:\n\nWhat now?",
+    ),
+    ("comment", f"octocat commented 2 days ago\n{RULE}", ""),
     (  # an agent's answer pasted back: its narration, the task it quotes, its plan
         "answer",
         "Looking at TODO.md, the first open task is:\n\n- Add a cache.\n- "
@@ -164,6 +170,7 @@ OWN_WORDS = [
     "Two things:\n\n1. Always run `make lint` before pushing.\n2. Never edit files under gen/.",
     "Warning: never push to main on a Friday.",  # a person's label, not a printed warning
     "# Deploy\nRun `make deploy` after the tests pass.",  # a heading, then the person's rule
+    "I commented out the flaky test 2 days ago. Always run it before releases.",
     # A person's own narration: one line of it, or none only an agent says.
     "Let me know when it builds. I need to update the README too. Always use pnpm.",
     "I need to check the deploy first. Looking at the logs, never retry more than twice.",
