@@ -14,8 +14,9 @@ operator (always / never / from now on / remember, prefer / don't …), scope wo
 "this file", "anything else", "in this PR"), reference to the task at hand ("this", "these",
 "the above"), a generic subject versus a product one ("the navbar should …", "don't turn the
 buttons grey"), and the shape of the whole message (a bug report, a long task specification, a
-list of requirements). The same statement said again on a later day confirms a proposal
-(``core/saving.py``).
+list of requirements). These cues are English: a statement in another language
+(``core/signal_languages.py``) is at most a proposal, since its scope cannot be read. The same
+statement said again on a later day confirms a proposal (``core/saving.py``).
 
 Every verdict carries a short reason, shown by ``detect`` and logged by the prompt hook. A
 pure function of the statement, its confidence and the person's own words of the prompt.
