@@ -8,6 +8,7 @@ user's global and system configuration shut out.
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -114,3 +115,18 @@ def in_mcp_session(
             await body(session)
 
     anyio.run(main)
+
+
+def person_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a person whose home is a fresh ``tmp_path / "person"``: this
+    Python and the system's tools on ``PATH``, a hook deadline long enough for a loaded CI
+    machine, and ``extra`` (a tool's home under it, say)."""
+    home = tmp_path / "person"
+    home.mkdir()
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
+        "MAESTRO_HOOK_DEADLINE": "8",
+        **extra,
+    }

@@ -18,7 +18,7 @@ import pytest
 from maestro_memory.client.integrations.agent_checks import DOOR_DOWN
 from maestro_memory.common.httpdoor import hook_url, recorded_port
 
-from .support import run_cli
+from .support import person_env, run_cli
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists("/proc/net/tcp"), reason="the door needs the kernel's TCP table (Linux)"
@@ -27,15 +27,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def env(tmp_path: Path, maestro_home: Path) -> dict[str, str]:
-    home = tmp_path / "person"
-    home.mkdir()
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "CODEX_HOME": str(home / ".codex"),
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
-        "MAESTRO_HOOK_DEADLINE": "8",
-    }
+    return person_env(tmp_path, CODEX_HOME=str(tmp_path / "person" / ".codex"))
 
 
 @pytest.fixture

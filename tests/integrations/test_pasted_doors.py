@@ -51,6 +51,22 @@ def hook_saved(maestro_home: Path, proc: subprocess.CompletedProcess[bytes]) -> 
     return not any("gave up after" in p.read_text() for p in maestro_home.rglob("hooks.log"))
 
 
+def prompt_hook(
+    maestro_home: Path, project: Path, tool: str, prompt: str
+) -> subprocess.CompletedProcess[bytes]:
+    """``tool``'s prompt hook run on ``prompt`` as the tool hands it over, in ``project``."""
+    payload = {
+        "session_id": f"sess-{tool}",
+        "cwd": str(project),
+        "hook_event_name": "BeforeAgent" if tool == "gemini" else "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    proc = hook(tool, "user-prompt", payload)
+    if not hook_saved(maestro_home, proc):
+        pytest.skip("the hook's own deadline ended it under load (fail-open, logged)")
+    return proc
+
+
 @pytest.mark.parametrize("with_daemon", [False, True], ids=["direct", "daemon"])
 def test_detect_on_the_command_line(
     request: pytest.FixtureRequest, maestro_home: Path, project: Path, with_daemon: bool
@@ -103,15 +119,7 @@ def test_each_tools_prompt_hook(
     (project / ".maestro").mkdir()
     if with_daemon:
         request.getfixturevalue("daemon").register(project)
-    payload = {
-        "session_id": f"sess-{tool}",
-        "cwd": str(project),
-        "hook_event_name": "BeforeAgent" if tool == "gemini" else "UserPromptSubmit",
-        "prompt": TOOL_PROMPTS[tool],
-    }
-    proc = hook(tool, "user-prompt", payload)
-    if not hook_saved(maestro_home, proc):
-        pytest.skip("the hook's own deadline ended it under load (fail-open, logged)")
+    proc = prompt_hook(maestro_home, project, tool, TOOL_PROMPTS[tool])
     check_memory(project)
     texts = semantic_texts(project)
     assert not any("changelog" in t or "verify TLS" in t for t in texts), texts
@@ -193,15 +201,7 @@ def test_a_statement_to_confirm_is_proposed_through_the_prompt_hook(
     (project / ".maestro").mkdir()
     if with_daemon:
         request.getfixturevalue("daemon").register(project)
-    payload = {
-        "session_id": "sess-offered",
-        "cwd": str(project),
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": prompt,
-    }
-    proc = hook("claude", "user-prompt", payload)
-    if not hook_saved(maestro_home, proc):
-        pytest.skip("the hook's own deadline ended it under load (fail-open, logged)")
+    prompt_hook(maestro_home, project, "claude", prompt)
     entries = MemoryStore(project).semantic_entries()
     assert [(e.text, e.state) for e in entries] == [(kept, "proposed")]
     context = MemoryStore(project).build_context()

@@ -25,7 +25,7 @@ from maestro_memory.client.integrations.agent_checks import DOOR_DOWN
 from maestro_memory.client.integrations.agent_settings import door_hook_command
 from maestro_memory.common.httpdoor import hook_url, recorded_port
 
-from .support import run_cli
+from .support import person_env, run_cli
 
 pytestmark = [
     pytest.mark.skipif(
@@ -40,14 +40,7 @@ DOWN = DOOR_DOWN.format(what="prompts (nothing is remembered)")
 
 @pytest.fixture
 def env(tmp_path: Path, maestro_home: Path) -> dict[str, str]:
-    home = tmp_path / "person"
-    home.mkdir()
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
-        "MAESTRO_HOOK_DEADLINE": "8",
-    }
+    return person_env(tmp_path)
 
 
 @pytest.fixture
