@@ -84,7 +84,9 @@ REQUEST_LEADIN = re.compile(
 )
 
 TRAILING_POLITE = re.compile(
-    r"(?:[,\s]+(?:please|pls|thanks|thank\s+you|thx|ok(?:ay)?|cheers))+\s*[.!]*\s*$", re.I
+    r"(?:[,\s]+(?:please|pls|plz|thanks|thank\s+you|thx|ok(?:ay)?|cheers|btw|by\s+the\s+way|fyi))+"
+    r"\s*[.!]*\s*$",
+    re.I,
 )
 
 AUXILIARIES = (

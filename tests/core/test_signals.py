@@ -315,6 +315,11 @@ def test_fact_is_cleaned() -> None:
     assert signal.fact == "Never commit .env files"
     [signal] = detect_signals("please always add type hints to new functions, thanks.")
     assert signal.fact == "Always add type hints to new functions"
+    # An aside's marker at the end is the person talking, not part of the rule.
+    [signal] = detect_signals("DO NOT BUILD BTW")
+    assert signal.fact == "Do not BUILD"  # shouted words other than the operator stay
+    [signal] = detect_signals("never push to main, by the way")
+    assert signal.fact == "Never push to main"
 
 
 def test_code_keeps_its_spelling_and_time_phrase_goes() -> None:
