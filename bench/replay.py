@@ -7,9 +7,11 @@ For each file in ``../shared/corpus/histories/`` (split dev / val by repository,
 other sets), a temporary project's ``MemoryStore`` receives, version after version in commit
 order, every *rule line* of the version that the memory has not been given before, each through
 ``save_semantic`` (category ``project_context``, confidence 0.9), one transaction a version,
-with ``held`` the entries of the lines that version still holds: what the import door gives the
-memory of a tool's file read whole (``core/importing.py``), so a line never replaces one the
-file keeps beside it.
+with ``held`` the entries of the lines that version still holds and ``dropped`` those of the
+lines it took out: what the import door gives the memory of a tool's file read whole
+(``core/importing.py``), so a line never replaces one the file keeps beside it, and a line
+the version rewrote is replaced by its rewrite. A line the file takes back after its entry
+was replaced is saved again (the door's ledger went with the entry).
 A **rule line** is what ``tools/corpus/lines.py`` would draw for labelling: a prose line outside
 code fences, bullets and link markup removed, no heading, table or stub
 (``tools/corpus/common.prose_lines``). Then, with each line's entry the one its last save named:
@@ -131,20 +133,30 @@ def replay(history: dict[str, Any], root: Path) -> ReplayScore:
         lines = list(dict.fromkeys(prose_lines(version["text"])))
         present = set(lines)
         added = [line for line in lines if line not in set(previous)]
-        edited.update(_rewritten([p for p in previous if p not in present], added))
-        new = [line for line in lines if line not in given]
+        gone = [p for p in previous if p not in present]
+        edited.update(_rewritten(gone, added))
+        # A line the file takes back after the memory replaced its entry is the import door's
+        # new bullet again (its ledger went with the entry): saved afresh.
+        back = {line for line in added if entry_of.get(line) in removed_by}
+        new = [line for line in lines if line not in given or line in back]
         given.update(new)
         previous = lines
 
         # What the file holds now stands side by side, as the import door gives it (a tool's
-        # file read whole): a line never replaces another the same version still holds.
+        # file read whole): a line never replaces another the same version still holds; and
+        # what this version took out is the source's to rewrite (``dropped``).
         held = {entry_of[line] for line in lines if line in entry_of}
+        dropped = {entry_of[line] for line in gone if line in entry_of} - held
 
-        def save_all(memory: Memory, new: list[str] = new, held: set[str] = held) -> None:
+        def save_all(
+            memory: Memory, new: list[str] = new, held: set[str] = held, dropped: set[str] = dropped
+        ) -> None:
             for line in new:
                 score.saves += 1
                 try:
-                    result = memory.save_semantic(line, CATEGORY, CONFIDENCE, held=held)
+                    result = memory.save_semantic(
+                        line, CATEGORY, CONFIDENCE, held=held, dropped=dropped
+                    )
                 except InputError:  # a text a fact cannot hold (an HTML comment marker)
                     score.refused += 1
                     continue

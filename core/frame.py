@@ -55,6 +55,7 @@ __all__ = [
     "MAY_REPLACE",
     "Frame",
     "by_meaning",
+    "closest",
     "compare",
     "may_replace",
     "read_frame",
@@ -283,6 +284,18 @@ def by_meaning(new_text: str, existing: Sequence[tuple[str, str]]) -> tuple[Foun
         if framed is None or framed[0] != "added":
             may = (entry_id, cosine)
     return same, may
+
+
+def closest(new_text: str, existing: Sequence[tuple[str, str]], floor: float) -> Found:
+    """The entry of ``existing`` closest in meaning to ``new_text`` at ``floor`` or more (the
+    first of equals); ``None`` when none is, or where this process does not use the model."""
+    if _similar is None:
+        return None
+    best: Found = None
+    for i, cosine in _cosines([text for _, text in existing], new_text, floor):
+        if cosine >= floor and (best is None or cosine > best[1]):
+            best = (existing[i][0], cosine)
+    return best
 
 
 def may_replace(new_text: str, existing: Sequence[tuple[str, str]]) -> Found:

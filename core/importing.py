@@ -23,6 +23,11 @@ def _text_hash(note: Note) -> str:
     return hashlib.sha1(f"{note.category}\x00{note.text}".encode()).hexdigest()[:12]
 
 
+def _file_of(src: str) -> str:
+    """The file a source is in: ``gemini:MEMORY.md#1a2b3c4d`` -> ``gemini:MEMORY.md``."""
+    return src.partition("#")[0]
+
+
 def _echo_of(memory: MemoryState, note: Note, injected: frozenset[str]) -> EntryBlock | None:
     """The entry ``note`` restates when it is one the memory injected (a context for some
     session showed it): the tool's model saving what we gave it is our own fact coming back,
@@ -60,6 +65,14 @@ def import_notes(
     # What the tools hold now stands side by side: a note never replaces another they still
     # keep (a file that lists two commands keeps both).
     held = {ledger[n.src]["id"] for n in notes if ledger.get(n.src, {}).get("id")}
+    # What a file no longer holds, by file: an edited bullet is a new source beside the old
+    # one gone, and the note that rewrites it replaces its entry (``save_semantic``'s
+    # ``dropped``) rather than standing beside it, flagged.
+    present = {n.src for n in notes}
+    dropped: dict[str, set[str]] = {}
+    for src, led in ledger.items():
+        if src not in present and led.get("id") and source_tool(src) in tools:
+            dropped.setdefault(_file_of(src), set()).add(led["id"])
     for note in notes:
         seen.add(note.src)
         led = ledger.get(note.src, {})
@@ -98,7 +111,14 @@ def import_notes(
             memory.state.changed = True
             continue
         else:
-            result = save_semantic(memory, note.text, note.category, IMPORT_CONFIDENCE, held=held)
+            result = save_semantic(
+                memory,
+                note.text,
+                note.category,
+                IMPORT_CONFIDENCE,
+                held=held,
+                dropped=dropped.get(_file_of(note.src), ()),
+            )
             if result.entry is None:
                 report.blocked.append({"src": note.src, "reason": result.reason})
                 ledger[note.src] = {"id": "", "sig": note.sig, "hash": digest, "blocked": "1"}
@@ -119,7 +139,7 @@ def import_notes(
         led = ledger[src]
         block = import_target(memory, src, led.get("id"), None)
         if block is None:
-            del ledger[src]  # its entry is gone too (removed or archived by review)
+            del ledger[src]  # its entry is gone too (rewritten, or removed by review)
             memory.state.changed = True
             continue
         if "gone" not in led:

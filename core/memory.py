@@ -81,8 +81,9 @@ class Memory(MemoryState):
         confidence: object = None,
         *,
         held: Collection[str] = (),
+        dropped: Collection[str] = (),
     ) -> SaveResult:
-        return saving.save_semantic(self, fact, category, confidence, held=held)
+        return saving.save_semantic(self, fact, category, confidence, held=held, dropped=dropped)
 
     def save_episodic(
         self, context_text: object, session_id: object, confidence: object = None

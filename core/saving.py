@@ -16,7 +16,7 @@ from ..common.limits import SAVE_MAX_BYTES, memory_full
 from . import rules
 from .contradiction import Verdict, classify, holds_values, same_rule, widens
 from .durable import judge
-from .frame import by_meaning, may_replace
+from .frame import by_meaning, closest, may_replace
 from .injected import strip_injected
 from .markdown import ENTRIES_HEADING, EntryBlock, FileKind, fmt_confidence, insert_entry
 from .model import (
@@ -59,20 +59,29 @@ def save_semantic(
     confidence: object = None,
     *,
     held: Collection[str] = (),
+    dropped: Collection[str] = (),
 ) -> SaveResult:
     """Save ``fact``: added, reinforcing, replacing or linked to an entry of its category.
 
     ``held``: the ids of entries its source still holds beside it: said in the same message,
     or still in the same tool file. The save never replaces nor links those; a person who
     lists ``hatch run test:unit`` and ``hatch run test:integration`` together keeps both. It
-    may still restate one (the same rule twice is one entry)."""
+    may still restate one (the same rule twice is one entry).
+
+    ``dropped``: the ids of entries its source held and no longer holds, in the edit that
+    brings ``fact`` (a tool's file whose bullet was rewritten). The entry among them that
+    ``fact`` would link to, or the closest in meaning at ``REWRITE_ALIKE``, is replaced: the
+    source itself took it out for this one (``_rewrite_of``)."""
     text = validate_fact(fact, name="fact")
     cat = validate_category(category)
     conf = DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
     refuse_when_full(memory, "semantic")
-    result = _save_semantic(memory, text, cat, conf, held)
+    result = _save_semantic(memory, text, cat, conf, held, dropped)
     result.removed = hidden_removed(fact)
     return result
+
+
+REWRITE_ALIKE = 0.8  # a dropped entry this close in meaning to its source's new line: rewritten
 
 
 def _may_reword(target: EntryBlock, conf: float, held: Collection[str]) -> bool:
@@ -101,8 +110,40 @@ def hidden_removed(raw: object) -> str:
     return describe_removed(remove_hidden(raw)[1]) if isinstance(raw, str) else ""
 
 
+def _rewrite_of(
+    text: str,
+    verdict: Verdict,
+    same: list[EntryBlock],
+    held: Collection[str],
+    dropped: Collection[str],
+) -> Verdict:
+    """``verdict``, or "replaced" when ``text`` is the rewrite of an entry its source dropped
+    in the same edit: the entry the verdict links to, else the closest in meaning at
+    ``REWRITE_ALIKE``. Left alone: an entry a person stated or typed (it is theirs, not the
+    source's to take back), one its source holds again (an earlier line of the edit restated
+    it), and a verdict that already restates or replaces."""
+    if not dropped or verdict.action not in ("added", "linked"):
+        return verdict
+    own = [
+        (b.id, b.text)
+        for b in same
+        if b.id in dropped and b.id not in held and b.meta.get("by") is None
+    ]
+    if verdict.action == "linked" and any(i == verdict.target for i, _ in own):
+        return Verdict("replaced", verdict.target, f"rewritten by its source ({verdict.reason})")
+    found = closest(text, own, REWRITE_ALIKE)
+    if found is None:
+        return verdict
+    return Verdict("replaced", found[0], f"rewritten by its source (meaning {found[1]:.2f})")
+
+
 def _save_semantic(
-    memory: MemoryState, text: str, cat: str, conf: float, held: Collection[str]
+    memory: MemoryState,
+    text: str,
+    cat: str,
+    conf: float,
+    held: Collection[str],
+    dropped: Collection[str],
 ) -> SaveResult:
     screened = screen(text)
     if screened.empty:
@@ -154,6 +195,7 @@ def _save_semantic(
             else:
                 why = f"restated with other values ({verdict.reason})"
                 verdict = Verdict("linked", verdict.target, why)
+    verdict = _rewrite_of(text, verdict, same, held, dropped)
     heading = CATEGORY_HEADINGS[cat]
     if verdict.action == "reinforced" and verdict.target is not None:
         target = next(b for b in same if b.id == verdict.target)

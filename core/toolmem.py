@@ -17,10 +17,13 @@ The rule, in order, for each note (its *source* ``src`` is ``<tool>:<file>[#<ite
   tools it lands in;
 * otherwise saved through ``saving.save_semantic`` (contradiction and restatement handling as
   for any save) at ``IMPORT_CONFIDENCE``; the entry it lands in records ``src`` in its
-  metadata when it has no source yet.
+  metadata when it has no source yet. The entries of the sources the same file no longer
+  has are the save's ``dropped``: a rewritten bullet replaces its old wording's entry
+  (archived, logged) when the two are in one slot by meaning or by the patterns.
 
-A source a scanned tool no longer has (the tool deleted the file) flags its entry for review
-(``gone=<date>`` in its metadata, shown as ``flagged``); nothing is removed.
+A source a scanned tool no longer has (the tool deleted the file, or the bullet, and nothing
+rewrote it) flags its entry for review (``gone=<date>`` in its metadata, shown as
+``flagged``); nothing is removed.
 
 The per-clone ledger (``State.imports`` in ``.state.json``) maps each source to its entry id,
 the file's signature and the hash of what was imported: it makes a second import a no-op and
@@ -201,8 +204,9 @@ _BULLET = re.compile(r"^\s*[-*+]\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*)$")
 
 def bullet_notes(tool: str, file_name: str, text: str, sig: str) -> list[Note]:
     """Gemini's ``MEMORY.md`` and Codex's notes: one fact per top-level bullet. Each bullet's
-    source carries a hash of its text: an edited bullet is a new fact, and the old one is
-    flagged as gone. Our own injected block, copied in, is taken out first."""
+    source carries a hash of its text: an edited bullet is a new source, its old wording's
+    source is gone (``import_notes`` replaces the old entry by the new one when they are
+    in one slot, else flags it). Our own injected block, copied in, is taken out first."""
     notes = []
     for line in strip_injected(text).splitlines():
         m = _BULLET.match(line)

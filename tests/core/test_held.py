@@ -77,3 +77,53 @@ def test_one_tool_file_keeps_both_and_an_edit_of_it_still_replaces() -> None:
     m.import_notes(bullet_notes("gemini", "GEMINI.md", edited, "3"), ["gemini"])
     assert "The default tier must have `priority: 1`" in texts(m)
     assert TIERS[0] not in texts(m) and len(m.semantic_entries()) == 3
+
+
+OLD_WORDS = "Make your changes — add tests, docs, and examples as appropriate."
+NEW_WORDS = "Make the change: code, tests, docs, examples."
+UNRELATED = "Staging resets every Monday."
+
+
+def gemini(*bullets: str, sig: str) -> list:  # type: ignore[type-arg]
+    return bullet_notes("gemini", "MEMORY.md", "".join(f"- {b}\n" for b in bullets), sig)
+
+
+def test_a_bullet_the_file_rewrites_replaces_its_old_wording() -> None:
+    # In one slot by meaning (0.91) but not certainly one rule: two saves would only link them
+    # (both served). The file itself took the old wording out for the new one: replaced.
+    linked = memory()
+    linked.save_semantic(OLD_WORDS, "project_context", 0.7)
+    assert linked.save_semantic(NEW_WORDS, "project_context", 0.7).may_replace is not None
+
+    m = memory()
+    m.import_notes(gemini(OLD_WORDS, UNRELATED, sig="1"), ["gemini"])
+    report = m.import_notes(gemini(NEW_WORDS, sig="2"), ["gemini"])
+    assert [r["action"] for r in report.imported] == ["replaced"]
+    assert texts(m) == sorted([NEW_WORDS, UNRELATED])
+    # The bullet only deleted, with nothing rewriting it, is flagged, kept: never removed.
+    assert [e.text for e in m.semantic_entries() if e.state == "flagged"] == [UNRELATED]
+    assert OLD_WORDS in m.docs["archive"].render()
+    assert f'Replaced: "{OLD_WORDS}" (by "{NEW_WORDS}": rewritten by its source' in (
+        m.docs["semantic"].render()
+    )
+
+
+def test_a_rule_the_person_stated_is_not_the_files_to_rewrite() -> None:
+    old = (
+        "Install Chromium into the default user-level Playwright cache with "
+        "`pnpm run playwright:install`."
+    )
+    new = "Install Playwright Chromium for agent browser review: `pnpm run playwright:install`"
+    m = memory()
+    m.import_notes(gemini(old, sig="1"), ["gemini"])
+    said = m.detect_semantic_signals(f"Always {old[0].lower()}{old[1:]}")
+    assert [s.action for s in said] == ["reinforced"]  # the person's rule now
+    unsaid = memory()  # the file's own entry alone: its rewrite replaces it
+    unsaid.import_notes(gemini(old, sig="1"), ["gemini"])
+    assert [
+        r["action"] for r in unsaid.import_notes(gemini(new, sig="2"), ["gemini"]).imported
+    ] == ["replaced"]
+    report = m.import_notes(gemini(new, sig="2"), ["gemini"])
+    assert [r["action"] for r in report.imported] == ["added"]  # linked for review
+    (kept,) = [e for e in m.semantic_entries() if e.id == said[0].entry_id]
+    assert kept.superseded_by is not None and len(m.semantic_entries()) == 2
