@@ -71,7 +71,8 @@ def save_semantic(
     ``dropped``: the ids of entries its source held and no longer holds, in the edit that
     brings ``fact`` (a tool's file whose bullet was rewritten). The entry among them that
     ``fact`` would link to, or the closest in meaning at ``REWRITE_ALIKE``, is replaced: the
-    source itself took it out for this one (``_rewrite_of``)."""
+    source itself took it out for this one (``_rewrite_of``); a dropped entry the fact
+    restates takes its words."""
     text = validate_fact(fact, name="fact")
     cat = validate_category(category)
     conf = DEFAULT_SEMANTIC_CONFIDENCE if confidence is None else validate_confidence(confidence)
@@ -205,7 +206,9 @@ def _save_semantic(
             action: Literal["reinforced", "replaced"] = "replaced"
             memory.log("semantic", "Contradicted", target.text, "restated with confidence 0.00")
         else:
-            reword = _may_reword(target, conf, held) and widens(target.text, text)
+            # The source's own rewrite of an entry it dropped: the entry takes its new words.
+            rewrite = target.id in dropped and target.id not in held and "by" not in target.meta
+            reword = rewrite or (_may_reword(target, conf, held) and widens(target.text, text))
             target.confidence = rules.restated_confidence(target.confidence, conf)
             action = "reinforced"
             if reword:

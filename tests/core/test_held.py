@@ -127,3 +127,13 @@ def test_a_rule_the_person_stated_is_not_the_files_to_rewrite() -> None:
     assert [r["action"] for r in report.imported] == ["added"]  # linked for review
     (kept,) = [e for e in m.semantic_entries() if e.id == said[0].entry_id]
     assert kept.superseded_by is not None and len(m.semantic_entries()) == 2
+
+
+def test_a_bullet_restated_in_new_words_takes_them() -> None:
+    old, new = "**CodeBuddy**: `codebuddy` CLI", "**CodeBuddy CLI**: `codebuddy` CLI"
+    m = memory()
+    m.import_notes(gemini(old, sig="1"), ["gemini"])
+    report = m.import_notes(gemini(new, sig="2"), ["gemini"])
+    assert [r["action"] for r in report.imported] == ["reinforced"]  # the same rule
+    assert texts(m) == [new]  # in the words the file uses now, not its old ones
+    assert f'Reworded: "{old}" (restated as "{new}")' in m.docs["semantic"].render()
