@@ -16,16 +16,11 @@ from .model import CATEGORY_HEADINGS, IMPORT_CONFIDENCE, InputError
 from .related import may_relate
 from .saving import save_semantic
 from .state import MemoryState
-from .toolmem import ImportReport, Note, encode_src, source_tool
+from .toolmem import ImportReport, Note, encode_src, source_file, source_tool
 
 
 def _text_hash(note: Note) -> str:
     return hashlib.sha1(f"{note.category}\x00{note.text}".encode()).hexdigest()[:12]
-
-
-def _file_of(src: str) -> str:
-    """The file a source is in: ``gemini:MEMORY.md#1a2b3c4d`` -> ``gemini:MEMORY.md``."""
-    return src.partition("#")[0]
 
 
 def _echo_of(memory: MemoryState, note: Note, injected: frozenset[str]) -> EntryBlock | None:
@@ -72,7 +67,7 @@ def import_notes(
     dropped: dict[str, set[str]] = {}
     for src, led in ledger.items():
         if src not in present and led.get("id") and source_tool(src) in tools:
-            dropped.setdefault(_file_of(src), set()).add(led["id"])
+            dropped.setdefault(source_file(src), set()).add(led["id"])
     for note in notes:
         seen.add(note.src)
         led = ledger.get(note.src, {})
@@ -117,7 +112,7 @@ def import_notes(
                 note.category,
                 IMPORT_CONFIDENCE,
                 held=held,
-                dropped=dropped.get(_file_of(note.src), ()),
+                dropped=dropped.get(source_file(note.src), ()),
             )
             if result.entry is None:
                 report.blocked.append({"src": note.src, "reason": result.reason})

@@ -246,6 +246,11 @@ def source_tool(src: str | None) -> str | None:
     return src.partition(":")[0] if src else None
 
 
+def source_file(src: str) -> str:
+    """The file a source is in: ``gemini:MEMORY.md#1a2b3c4d`` -> ``gemini:MEMORY.md``."""
+    return src.partition("#")[0]
+
+
 # -- the import rule's report (the rule: core/importing.py) ---------------------------------------
 @dataclass
 class ImportReport(_ToDict):
