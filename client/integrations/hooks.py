@@ -80,6 +80,7 @@ from ...common.layout import canonical_project, find_project
 from ...common.limits import CONTEXT_MAX_TOKENS, TOO_LARGE, estimate_tokens
 from ...common.paths import UnsafeHome
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
+from .agent_settings import DOOR_CURL_SECONDS
 
 if TYPE_CHECKING:
     from .._client import Client
@@ -88,6 +89,11 @@ R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
 TOOLS: tuple[str, ...] = tuple(sorted(AGENTS))  # the agents, in hook/integrate order
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
+# The daemon's HTTP door answers a hook inside the daemon: there its calls wait for the
+# daemon's own writer (busy, not gone), never fall back to the files (that would write past
+# the writer), and give up in time for the session start's curl (``DOOR_CURL_SECONDS``) to
+# hand the event to the Python hook, which has its own fallback.
+DOOR_DAEMON_TIMEOUT = 0.75 * DOOR_CURL_SECONDS
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
 # Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
@@ -303,12 +309,13 @@ class _HookClient:
         self.project = project
         self.event = run.event
         self.tool = run.tool
-        # A daemon timeout falls back to the files for the ops safe to repeat: Client's policy.
+        # A daemon timeout falls back to the files for the ops safe to repeat (Client's
+        # policy), except in the daemon's own door.
         self.client = Client(
             project,
-            timeout=time_limits()[2],
+            timeout=DOOR_DAEMON_TIMEOUT if run.in_door else time_limits()[2],
             retries=0,
-            fallback_after_timeout=True,
+            fallback_after_timeout=not run.in_door,
             on_fallback=run.log,
             light_socket=True,  # no pyzmq in a process every agent session starts
             # The session start registers; so does every hook the daemon's door answers (run
@@ -655,8 +662,10 @@ def answer_http(tool: str, event: str, body: bytes, project: str = "") -> str:
     """What ``maestroctl hook <tool> <event>`` would print for ``body``, computed in this
     process: the daemon's HTTP door (``daemon/http_door/``) answers a tool's ``http`` hook
     with it. ``project`` (the door's ``?project=``) plays ``$CLAUDE_PROJECT_DIR``'s part. No
-    watchdog (no signals off the main thread): the client's timeouts bound every wait, and
-    the tool's own hook timeout is the outer bound."""
+    watchdog (no signals off the main thread): the client's timeouts (``DOOR_DAEMON_TIMEOUT``)
+    bound every wait, and the tool's own hook timeout is the outer bound. A session start
+    the daemon did not answer in time raises ``DaemonTimeout`` (the door answers 503, and
+    the command that asked runs the Python hook)."""
     import io
 
     run = _Run(tool if tool in TOOLS else "claude", event, time.monotonic())
@@ -701,6 +710,8 @@ def _answer(
         output = _unsafe_home_notice(run, exc)
     except MaestroError as exc:
         run.log(f"{type(exc).__name__}: {exc}")
+        if run.in_door and run.event == "session-start" and isinstance(exc, DaemonTimeout):
+            raise  # the door answers 503: the session start's Python hook runs instead
         failed = _refused(exc) or "the memory did not answer; see hooks.log"
     except Exception as exc:  # a bug: still fail open, with the reason logged
         run.log(f"unexpected {type(exc).__name__}: {exc}")

@@ -170,7 +170,13 @@ class RequestHandler(BaseHTTPRequestHandler):
         if tool not in AGENTS or event not in HOOK_EVENTS:
             self._refuse(404, f"no hook {tool[:40]!r} {event[:40]!r}")
             return
+        from ...client.errors import DaemonTimeout
         from ...client.integrations.hooks import answer_http
 
-        output = answer_http(tool, event, body, project)
+        try:
+            output = answer_http(tool, event, body, project)
+        except DaemonTimeout as exc:  # a session start the writer kept waiting: the command
+            log.warning("http door: %s %s: %s", tool, event, exc)  # runs its Python hook
+            self._refuse(503, str(exc))
+            return
         self._send(200, json.loads(output) if output else {})

@@ -7,6 +7,8 @@ with ``/bin/sh -c``, as Claude Code does, against a real daemon."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import http.client
 import http.server
 import json
 import os
@@ -15,14 +17,16 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from maestro_memory.client.integrations.agent_checks import DOOR_DOWN
 from maestro_memory.client.integrations.agent_settings import door_hook_command
+from maestro_memory.client.integrations.hooks import DAEMON_TIMEOUT, DOOR_DAEMON_TIMEOUT
 from maestro_memory.common.httpdoor import hook_url, recorded_port
 
 from .support import person_env, run_cli
@@ -237,3 +241,77 @@ def doctor_checks(project: Path, env: dict[str, str]) -> list[dict[str, Any]]:
     proc = run_cli(["doctor", "-C", str(project), "--json"], env=env)
     checks = json.loads(proc.stdout)["result"]["checks"]
     return [c for c in checks if c["name"] == "claude hooks"]
+
+
+# -------------------------------------------------------------------------------------------
+# A busy writer: the door waits for it, and never writes past it
+# -------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def writer_kept_busy(project: Path) -> Iterator[Callable[[], None]]:
+    """The project's lock held from here (the daemon's writer waits for it, as behind a long
+    commit); yields the release, also done on the way out."""
+    fd = os.open(project / ".maestro" / "memory" / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    released = threading.Event()
+
+    def release() -> None:
+        if not released.is_set():
+            released.set()
+            os.close(fd)
+
+    try:
+        yield release
+    finally:
+        release()
+
+
+def door_fallbacks(maestro_home: Path, daemon_pid: int) -> list[str]:
+    """hooks.log lines in which the daemon's own door went to the files past its writer."""
+    logs = list(maestro_home.rglob("hooks.log"))
+    lines = [line for log in logs for line in log.read_text().splitlines()]
+    return [line for line in lines if f"pid={daemon_pid} " in line and "directly" in line]
+
+
+def test_a_session_start_waits_for_a_busy_writer_instead_of_writing_past_it(
+    door: tuple[Any, int, str], project: Path, env: dict[str, str], maestro_home: Path
+) -> None:
+    daemon, _, command = door
+    # A writer busy 0.8 s: past a hook process's daemon timeout, within the door's. (The
+    # timer is the load, not a synchronisation: the assertions hold however late it fires.)
+    assert DAEMON_TIMEOUT < 0.8 < DOOR_DAEMON_TIMEOUT
+    with writer_kept_busy(project) as release:
+        timer = threading.Timer(0.8, release)
+        timer.start()
+        code, printed = run_start(command, project, env, "s-busy")
+        timer.cancel()
+    assert code == 0
+    assert RULE in memory_of(printed)
+    # Before, the door's call timed out at the hook's 0.3 s and "used the files directly":
+    # a second writer, in the daemon, beside its own.
+    assert door_fallbacks(maestro_home, daemon.proc.pid) == []
+
+
+def test_a_session_start_the_writer_keeps_waiting_is_answered_503_for_the_python_hook(
+    door: tuple[Any, int, str], project: Path, maestro_home: Path
+) -> None:
+    daemon, port, _ = door
+    url = urlsplit(hook_url(port, "claude", "session-start", project))
+    semantic = (project / ".maestro" / "memory" / "semantic.md").read_bytes()
+    with writer_kept_busy(project):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request(
+                "POST",
+                f"{url.path}?{url.query}",
+                body=start_input(project, "s-kept-waiting"),
+                headers={"Content-Type": "application/json", "Host": f"127.0.0.1:{port}"},
+            )
+            reply = conn.getresponse()
+            status, body = reply.status, json.loads(reply.read())
+        finally:
+            conn.close()
+        # Answered while the lock is still held: the door gave up, it did not go around.
+        assert (project / ".maestro" / "memory" / "semantic.md").read_bytes() == semantic
+    assert status == 503, body  # curl -f fails on it and the command runs the Python hook
+    assert "did not answer 'initialize'" in body["error"]
+    assert door_fallbacks(maestro_home, daemon.proc.pid) == []
