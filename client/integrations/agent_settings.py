@@ -9,8 +9,9 @@ of this machine (local/user scope) names this ``maestroctl`` by its absolute pat
 ``test -x``. Either way the command exits 0 when maestroctl is missing, so a teammate without it
 sees nothing. The tools run it with ``/bin/sh -c`` (dash on Debian), so it is plain POSIX sh.
 ``door_hook_command`` wraps that local form for a hook the daemon's HTTP door can answer but
-the tool runs only as a command (Claude Code's session start): ``curl`` to the door first, the
-command with the same input when the door does not answer.
+the tool runs only as a command (Claude Code's session start, every hook of Codex and Gemini
+in their user scope): ``curl`` to the door first, the command with the same input when the
+door does not answer. ``door_urls`` names the door's URLs for a file of this machine.
 """
 
 from __future__ import annotations
@@ -56,6 +57,40 @@ def door_port() -> int | None:
         return httpdoor.recorded_port(paths.resolve_safe())
     except MaestroError:  # an unsafe MAESTRO_HOME: no door to name
         return None
+
+
+def door_urls(tool: str, events: tuple[str, ...], project: Path | None = None) -> dict[str, str]:
+    """``add_hooks``' ``urls`` for ``tool``'s ``events`` while the daemon's HTTP door is open
+    (``?project=`` when ``project`` is given), none while it is not; only for files of this
+    machine, as they name the port."""
+    port = door_port()
+    if port is None:
+        return {}
+    from ...common.httpdoor import hook_url
+
+    return {event: hook_url(port, tool, event, project) for event in events}
+
+
+def door_hooks(
+    tool: str, scope: str, specs: tuple[HookSpec, ...], report: Report
+) -> dict[str, str]:
+    """For a tool that runs command hooks only (Codex, Gemini): in its user scope (a file of
+    this machine) while the door is open, every hook asks the door first (``urls``); the
+    project file names no port, so its hooks run the command, and the report says so."""
+    urls = door_urls(tool, tuple(event for _, event, _ in specs))
+    if not urls:
+        return {}
+    if scope == "project":
+        report.notes.append(
+            "maestrod's HTTP door is open: with --scope user the hooks ask it first with curl "
+            "(no Python process per hook); the project file names no port of this machine"
+        )
+        return {}
+    report.notes.append(
+        "the hooks ask maestrod's HTTP door with curl first and run the Python hook only when "
+        "that gets no answer"
+    )
+    return urls
 
 
 def hook_command(tool: str, event: str, portable: bool = True, program: str | None = None) -> str:
@@ -132,12 +167,15 @@ def add_hooks(
     portable: bool,
     program: str | None = None,
     urls: dict[str, str] | None = None,
+    http_events: tuple[str, ...] = HTTP_EVENTS,
 ) -> None:
     """Our hooks into ``settings["hooks"]``, once each (an older one of ours -- a moved
     maestroctl, a bare path, a command where an http hook is wanted or the other way round --
     is rewritten in place); everything else untouched. ``urls``: our events answered by the
-    daemon's HTTP door: ``type: http`` for ``HTTP_EVENTS``, a command that asks the door
-    first (``door_hook_command``) for the others; events without a URL run the command."""
+    daemon's HTTP door: ``type: http`` for ``http_events`` (the events the tool runs http
+    hooks for: Claude Code's ``HTTP_EVENTS``, none for Codex and Gemini), a command that asks
+    the door first (``door_hook_command``) for the others; events without a URL run the
+    command."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise IntegrationError("'hooks' is not an object")
@@ -145,7 +183,7 @@ def add_hooks(
         url = (urls or {}).get(event)
         wanted: dict[str, Any] = (
             {"type": "http", "url": url, "timeout": timeout}
-            if url is not None and event in HTTP_EVENTS
+            if url is not None and event in http_events
             else {
                 "type": "command",
                 "command": (

@@ -100,16 +100,12 @@ def add_hooks(
 def door_urls(scope: str, project: Path) -> dict[str, str]:
     """The door's URLs of our hooks for ``scope`` (``add_hooks``' ``urls``): none in the
     project file (it names nothing of this machine) or while no door is open."""
-    port = common.door_port() if scope != "project" else None
-    if port is None:
+    if scope == "project":
         return {}
-    from ...common.httpdoor import hook_url
-
-    where = project if scope == "local" else None
     # The session start too: a command that asks the door with curl (Claude Code runs no http
     # hook there), the Python hook when the door does not answer.
     events = (*common.HTTP_EVENTS, "session-start")
-    return {event: hook_url(port, TOOL, event, where) for event in events}
+    return common.door_urls(TOOL, events, project if scope == "local" else None)
 
 
 def remove_hooks(settings: dict[str, Any]) -> bool:

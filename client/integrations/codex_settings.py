@@ -242,7 +242,14 @@ def integrate_codex(
         if not changed:
             hooks_after = hooks_before
     else:
-        common.add_hooks(hooks_doc, TOOL, CODEX_HOOKS, portable=scope == "project")
+        common.add_hooks(
+            hooks_doc,
+            TOOL,
+            CODEX_HOOKS,
+            portable=scope == "project",
+            urls=common.door_hooks(TOOL, scope, CODEX_HOOKS, report),
+            http_events=(),  # Codex runs command hooks only
+        )
         hooks_after = common.dump_json(hooks_doc, hooks_before)
     report.changes.append(common.FileChange(hpath, hooks_before, hooks_after))
 

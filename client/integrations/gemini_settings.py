@@ -137,7 +137,14 @@ def integrate_gemini(
         )
     else:
         before = repr(hooks_file.doc.get("hooks"))
-        common.add_hooks(hooks_file.doc, TOOL, GEMINI_HOOKS, portable=scope == "project")
+        common.add_hooks(
+            hooks_file.doc,
+            TOOL,
+            GEMINI_HOOKS,
+            portable=scope == "project",
+            urls=common.door_hooks(TOOL, scope, GEMINI_HOOKS, report),
+            http_events=(),  # Gemini CLI runs command hooks only
+        )
         hooks_file.dirty = repr(hooks_file.doc.get("hooks")) != before
         servers = user_file.doc.setdefault("mcpServers", {}) if mcp else None
         if servers is None:

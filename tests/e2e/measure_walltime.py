@@ -22,8 +22,8 @@ How it runs. Per CLI, three setups, each with its own HOME, git project (``maest
   mcp add maestro -- maestroctl mcp``, Codex's and Gemini's config);
 * door: what ``integrate`` writes while maestrod's HTTP door is open: ``integrate claude
   --scope local`` (http prompt and session-end hooks, the session start a command) plus
-  ``claude mcp add --transport http maestro <door>/mcp``; ``integrate codex|gemini --trust``
-  (command hooks, MCP over HTTP).
+  ``claude mcp add --transport http maestro <door>/mcp``; ``integrate codex|gemini --scope
+  user --trust`` (commands that ask the door with curl, MCP over HTTP).
 
 Each setup runs once untimed (a CLI's first run in a new HOME does one-time work), then the
 rounds: each round runs the four setups once, in an order rotated by one every round, so a
@@ -97,8 +97,8 @@ def setup(cli: str, config: str, root: Path) -> Agent:
             url = f"http://127.0.0.1:{port}/mcp"
             done = agent.tool("mcp", "add", "--transport", "http", "maestro", url)
             assert done.returncode == 0, done.stderr
-        else:
-            agent.maestroctl("integrate", cli, "--trust")
+        else:  # user scope: the file of this machine, whose hooks ask the door with curl
+            agent.maestroctl("integrate", cli, "--scope", "user", "--trust")
         return agent
     if isinstance(agent, ClaudeAgent):
         agent.maestroctl("integrate", "claude")

@@ -105,3 +105,25 @@ def test_codex_and_gemini_use_the_http_mcp_server_integrate_wrote(
     gemini.api.script.on("FIND-IT", ToolCall("mcp_maestro_search", {"query": "deploy"}))
     run = gemini.run("FIND-IT please")
     assert FACT in tool_results(run.model_requests)
+
+
+def test_codex_and_gemini_user_scope_hooks_are_answered_by_the_door_without_python(
+    codex: CodexAgent, gemini: GeminiAgent, maestro_project: Path, daemon: Any
+) -> None:
+    """``integrate codex|gemini --scope user`` while the door is open: every hook is a command
+    that asks the door with curl. A Python any hook started would die at once (PYTHONHOME), yet
+    the prompt's rule is remembered and the next session starts with it."""
+    assert recorded_port(daemon.paths) is not None, daemon.stderr_text()[-2000:]
+    rules = (
+        (codex, "From now on, always use pnpm instead of npm", "pnpm"),
+        (gemini, "From now on, always run ruff before committing", "ruff"),
+    )
+    for agent, said, word in rules:
+        agent.maestroctl("integrate", agent.name, "--scope", "user", "--trust")
+        agent.extra_env["PYTHONHOME"] = "/nonexistent"
+        first = agent.run(said)
+        semantic = (maestro_project / ".maestro" / "memory" / "semantic.md").read_text()
+        assert word in semantic, f"hooks.log:\n{first.hook_log()}"
+        later = agent.run("Anything else?")
+        assert any(word in b for b in later.memory()), later.stderr[-2000:]
+        del agent.extra_env["PYTHONHOME"]

@@ -122,6 +122,79 @@ def test_codex_and_gemini_get_the_doors_mcp_url(
     assert not (Path(env["HOME"]) / ".gemini" / "settings.json").exists()  # it held only ours
 
 
+def run_hook_command(command: str, payload: dict[str, Any], env: dict[str, str]) -> str:
+    """``command`` run as the tool runs it (``/bin/sh -c``, the event's JSON on stdin), where
+    no Python can start (``PYTHONHOME`` points nowhere): only the door can answer it."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={**env, "PYTHONHOME": "/nonexistent"},
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("tool", "hooks_file", "events"),
+    [
+        ("codex", ".codex/hooks.json", ("SessionStart", "UserPromptSubmit", "SessionEnd")),
+        ("gemini", ".gemini/settings.json", ("SessionStart", "BeforeAgent", "SessionEnd")),
+    ],
+)
+def test_codex_and_gemini_user_scope_hooks_ask_the_door_and_start_no_python(
+    door: tuple[Any, int],
+    project: Path,
+    env: dict[str, str],
+    tool: str,
+    hooks_file: str,
+    events: tuple[str, str, str],
+) -> None:
+    _, port = door
+    saved = run_cli(
+        [
+            "-C",
+            str(project),
+            "save-semantic",
+            "Deploys go through make release",
+            "--confidence",
+            "0.9",
+        ],
+        env=env,
+    )
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    result = integrate(project, env, tool, "--scope", "user", "--trust")
+    assert any("HTTP door with curl first" in note for note in result["notes"])
+    home = Path(env["CODEX_HOME"]).parent if tool == "codex" else Path(env["HOME"])
+    hooks = hooks_of(home / hooks_file)
+    assert {h["type"] for hs in hooks.values() for h in hs} == {"command"}  # no http hooks
+    start, prompt, end = (hooks[e][0]["command"] for e in events)
+    for command, event in zip(
+        (start, prompt, end), ("session-start", "user-prompt", "session-end"), strict=True
+    ):
+        assert hook_url(port, tool, event) in command
+
+    payload = {"session_id": "s1", "cwd": str(project), "source": "startup"}
+    answer = json.loads(run_hook_command(start, payload, env))
+    assert "Deploys go through make release" in json.dumps(answer)
+    said = {"session_id": "s1", "cwd": str(project), "prompt": "From now on always use tabs."}
+    assert json.loads(run_hook_command(prompt, said, env))["systemMessage"] == (
+        "Remembered: Always use tabs"
+    )
+    assert "Always use tabs" in (project / ".maestro" / "memory" / "semantic.md").read_text()
+
+    # The project file names no port: its hooks run the command, and the report says why.
+    result = integrate(project, env, tool, "--trust")
+    assert any("with --scope user the hooks ask it first" in note for note in result["notes"])
+    project_hooks = hooks_of(project / hooks_file)
+    assert not any("curl" in h["command"] for hs in project_hooks.values() for h in hs)
+    # --remove takes the door commands out as ours.
+    integrate(project, env, tool, "--scope", "user", "--remove")
+    left = json.loads((home / hooks_file).read_text()) if (home / hooks_file).exists() else {}
+    assert "hooks" not in left
+
+
 def doctor_checks(project: Path, env: dict[str, str], name: str) -> list[dict[str, Any]]:
     proc = run_cli(["doctor", "-C", str(project), "--json"], env=env)
     checks = json.loads(proc.stdout)["result"]["checks"]
