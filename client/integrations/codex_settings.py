@@ -7,7 +7,9 @@ What is written (Codex 0.171.0, checked by tests/e2e):
   Code's shape: ``SessionStart`` -> ``session-start``, ``UserPromptSubmit`` -> ``user-prompt``,
   ``SessionEnd`` -> ``session-end`` (timeouts in seconds; Codex clamps SessionEnd to 3, so 3 is
   written). ``Stop`` runs after every turn and is not a session end: not wired. Codex sets no
-  ``CLAUDE_PROJECT_DIR``; the hook finds the project from ``cwd``.
+  ``CLAUDE_PROJECT_DIR``; the hook finds the project from ``cwd``. In the user file, while
+  the daemon's HTTP door is open, each is a command that asks the door with curl first
+  (``agent_settings.door_hooks``; Codex runs command hooks only).
 * **MCP server** ``[mcp_servers.maestro]`` in ``$CODEX_HOME/config.toml``: while the daemon's
   HTTP door is open, ``url = "http://127.0.0.1:<port>/mcp"`` (streamable HTTP, no process; the
   daemon serves the project of Codex's working directory); else this machine's maestroctl,

@@ -8,7 +8,9 @@ What is written (Gemini CLI 0.61.0, checked by tests/e2e):
   -> ``user-prompt``, ``SessionEnd`` -> ``session-end`` (Gemini does not wait for it).
   ``AfterAgent`` runs after every turn and is not a session end: not wired. BeforeAgent's
   prompt arrives with the session-start block in front of it (``<hook_context>…``); the core
-  strips it before detection (``core/injected.py``).
+  strips it before detection (``core/injected.py``). In the user file, while the daemon's
+  HTTP door is open, each is a command that asks the door with curl first
+  (``agent_settings.door_hooks``; Gemini runs command hooks only).
 * **MCP server** ``mcpServers.maestro`` in ``~/.gemini/settings.json``: while the daemon's
   HTTP door is open, ``httpUrl: "http://127.0.0.1:<port>/mcp"`` (streamable HTTP, no process;
   the daemon serves the project of Gemini's working directory); else this machine's
