@@ -36,6 +36,10 @@ HTTP_EVENTS = ("user-prompt", "session-end")
 # the Python hook runs instead: a door that answers does so in milliseconds, and the fallback
 # (its own deadline about 1 s) still fits the tool's hook timeout (10 s at the session start).
 DOOR_CURL_SECONDS = 2
+# The door answers a hook inside the daemon: there its calls wait for the daemon's own writer
+# (busy, not gone) this long, never fall back to the files (that would write past the
+# writer), and give up in time for the curl above to hand the event to the Python hook.
+DOOR_DAEMON_TIMEOUT = 0.75 * DOOR_CURL_SECONDS
 
 
 class IntegrationError(MaestroError):

@@ -80,7 +80,6 @@ from ...common.layout import canonical_project, find_project
 from ...common.limits import CONTEXT_MAX_TOKENS, TOO_LARGE, estimate_tokens
 from ...common.paths import UnsafeHome
 from ..errors import DaemonTimeout, DaemonUnavailable, MaestroError, RequestError
-from .agent_settings import DOOR_CURL_SECONDS
 
 if TYPE_CHECKING:
     from .._client import Client
@@ -89,11 +88,6 @@ R = TypeVar("R")
 EVENTS: tuple[str, ...] = ("session-start", "user-prompt", "session-end", "stop")
 TOOLS: tuple[str, ...] = tuple(sorted(AGENTS))  # the agents, in hook/integrate order
 DAEMON_TIMEOUT = 0.3  # seconds for the daemon to answer one call from a hook
-# The daemon's HTTP door answers a hook inside the daemon: there its calls wait for the
-# daemon's own writer (busy, not gone), never fall back to the files (that would write past
-# the writer), and give up in time for the session start's curl (``DOOR_CURL_SECONDS``) to
-# hand the event to the Python hook, which has its own fallback.
-DOOR_DAEMON_TIMEOUT = 0.75 * DOOR_CURL_SECONDS
 DEADLINE = 0.95  # seconds after the hook starts: the watchdog ends it here
 HARD_DEADLINE = 1.15  # ... and the process, should anything not let go
 # Tests on a loaded machine stretch the limits (all three in proportion) with this; a user
@@ -309,11 +303,12 @@ class _HookClient:
         self.project = project
         self.event = run.event
         self.tool = run.tool
-        # A daemon timeout falls back to the files for the ops safe to repeat (Client's
-        # policy), except in the daemon's own door.
+        timeout = time_limits()[2]  # then the files, for the ops safe to repeat (Client's)
+        if run.in_door:  # never to the files past the daemon's own writer: waits longer
+            from .agent_settings import DOOR_DAEMON_TIMEOUT as timeout
         self.client = Client(
             project,
-            timeout=DOOR_DAEMON_TIMEOUT if run.in_door else time_limits()[2],
+            timeout=timeout,
             retries=0,
             fallback_after_timeout=not run.in_door,
             on_fallback=run.log,
@@ -662,10 +657,8 @@ def answer_http(tool: str, event: str, body: bytes, project: str = "") -> str:
     """What ``maestroctl hook <tool> <event>`` would print for ``body``, computed in this
     process: the daemon's HTTP door (``daemon/http_door/``) answers a tool's ``http`` hook
     with it. ``project`` (the door's ``?project=``) plays ``$CLAUDE_PROJECT_DIR``'s part. No
-    watchdog (no signals off the main thread): the client's timeouts (``DOOR_DAEMON_TIMEOUT``)
-    bound every wait, and the tool's own hook timeout is the outer bound. A session start
-    the daemon did not answer in time raises ``DaemonTimeout`` (the door answers 503, and
-    the command that asked runs the Python hook)."""
+    watchdog: the client's timeouts bound every wait. A session start the daemon did not
+    answer in time raises ``DaemonTimeout`` (503: the command runs the Python hook)."""
     import io
 
     run = _Run(tool if tool in TOOLS else "claude", event, time.monotonic())

@@ -25,8 +25,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from maestro_memory.client.integrations.agent_checks import DOOR_DOWN
-from maestro_memory.client.integrations.agent_settings import door_hook_command
-from maestro_memory.client.integrations.hooks import DAEMON_TIMEOUT, DOOR_DAEMON_TIMEOUT
+from maestro_memory.client.integrations.agent_settings import (
+    DOOR_DAEMON_TIMEOUT,
+    door_hook_command,
+)
+from maestro_memory.client.integrations.hooks import DAEMON_TIMEOUT
 from maestro_memory.common.httpdoor import hook_url, recorded_port
 
 from .support import person_env, run_cli
